@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - the misc device /dev/tofutex and its ioctl dispatch.
+ *
+ * Lifetime and serialisation of what this file owns:
+ *
+ * - The misc device is registered at module load and deregistered at
+ *   unload. Because it has .owner = THIS_MODULE, every open file holds a
+ *   module reference, so the module cannot be unloaded while any descriptor
+ *   is open, and no ioctl can run after tofutex_exit() starts.
+ *
+ * - Each open file holds one reference on the process table of the process
+ *   that opened it (file->private_data, see table.c). The reference is
+ *   taken in tofutex_open() and dropped in tofutex_release(); the VFS
+ *   guarantees that no ioctl on the file runs after release.
+ *
+ * - Every ioctl first checks that the caller runs in the address space the
+ *   table belongs to. A descriptor that reached another process (fork(),
+ *   SCM_RIGHTS) fails with -EBADFD, so no process can reach another
+ *   process's lock states through tofutex.
+ *
+ * Nothing in this file sleeps other than copy_{from,to}_user() and what the
+ * individual operations document.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
+
+#include "tofutex.h"
+
+#define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_STATS)
+
+static int tofutex_open(struct inode *inode, struct file *file)
+{
+	struct tofutex_table *table;
+
+	table = tofutex_table_get(current->mm);
+	if (IS_ERR(table))
+		return PTR_ERR(table);
+	file->private_data = table;
+	return 0;
+}
+
+static int tofutex_release(struct inode *inode, struct file *file)
+{
+	tofutex_table_put(file->private_data);
+	return 0;
+}
+
+/**
+ * tofutex_reserved_zero() - are all reserved fields of an argument zero?
+ * @reserved: the reserved array
+ * @n:        its length
+ *
+ * Reserved fields must be zero so that they can be given a meaning later
+ * without old binaries passing garbage into it.
+ */
+bool tofutex_reserved_zero(const u64 *reserved, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (reserved[i])
+			return false;
+	return true;
+}
+
+static long tofutex_ioc_version(void __user *argp)
+{
+	struct tofutex_version ver;
+
+	if (copy_from_user(&ver, argp, sizeof(ver)))
+		return -EFAULT;
+	if (ver.flags ||
+	    !tofutex_reserved_zero(ver.reserved, ARRAY_SIZE(ver.reserved)))
+		return -EINVAL;
+	ver.abi_version = TOFUTEX_ABI_VERSION;
+	ver.features = TOFUTEX_FEATURES;
+	if (copy_to_user(argp, &ver, sizeof(ver)))
+		return -EFAULT;
+	return 0;
+}
+
+static long tofutex_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct tofutex_table *table = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	if (!tofutex_table_is_current(table))
+		return -EBADFD;
+
+	switch (cmd) {
+	case TOFUTEX_IOC_VERSION:
+		return tofutex_ioc_version(argp);
+	case TOFUTEX_IOC_STATS:
+		return tofutex_ioc_stats(table, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations tofutex_fops = {
+	.owner		= THIS_MODULE,
+	.open		= tofutex_open,
+	.release	= tofutex_release,
+	.unlocked_ioctl	= tofutex_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice tofutex_miscdev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= TOFUTEX_DEVICE_NAME,
+	.fops	= &tofutex_fops,
+	/* Every operation acts only on the caller's own memory and state. */
+	.mode	= 0666,
+};
+
+static int __init tofutex_init(void)
+{
+	int ret;
+
+	ret = tofutex_stats_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&tofutex_miscdev);
+	if (ret)
+		tofutex_stats_exit();
+	return ret;
+}
+
+static void __exit tofutex_exit(void)
+{
+	misc_deregister(&tofutex_miscdev);
+	tofutex_stats_exit();
+}
+
+module_init(tofutex_init);
+module_exit(tofutex_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("tofutex: throughput-optimised futex locks, wait/wake and swap");
+MODULE_VERSION(TOFUTEX_MODULE_VERSION);
+MODULE_AUTHOR("The tofutex developers");

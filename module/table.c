@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - per-process tables of lock and wait states.
+ *
+ * Review of the TO futex RFC asked for process-private storage instead of
+ * the global futex hash: unrelated processes must not collide in one hash
+ * bucket. So every process (address space) that opens /dev/tofutex gets
+ * its own table, and lock states are looked up only there.
+ *
+ * Objects, lifetimes and locks:
+ *
+ * struct tofutex_table
+ *   One per mm that has /dev/tofutex open. Created by the first open() in
+ *   that mm, freed by the last release() of a file opened in it. @files
+ *   counts those files and, like the registry below, is changed only under
+ *   tofutex_tables_mutex. The table pins its mm_struct with mmgrab() so the
+ *   pointer used as its key cannot be reused by a new process while the
+ *   table lives; the address space itself is not pinned.
+ *
+ * tofutex_tables (the registry)
+ *   Maps an mm to its table so that two descriptors opened by one process
+ *   share one table. It is touched only by open() and release(), under
+ *   tofutex_tables_mutex, never on the lock or wait paths.
+ *
+ * struct tofutex_bucket
+ *   A table hashes user addresses into TOFUTEX_TABLE_BUCKETS buckets. The
+ *   bucket spinlock protects the bucket's list and the insertion and
+ *   removal of states; it is held only for lookups, never while touching
+ *   user memory or sleeping.
+ *
+ * struct tofutex_state
+ *   Exists while at least one task is inside an ioctl on its word
+ *   (@users). tofutex_state_get() takes a use, tofutex_state_put() drops it
+ *   and, for the last use, unhashes and frees the state under the bucket
+ *   lock, so a lookup can never find a state that is being freed. A table
+ *   has no states left when its last file is released: every use is taken
+ *   and dropped inside one ioctl, and an ioctl holds a file reference.
+ *
+ * Lock order: tofutex_tables_mutex is never held with any other tofutex
+ * lock. bucket->lock nests outside state->lock only in this file, where
+ * state->lock is never taken.
+ */
+#include <linux/hash.h>
+#include <linux/hashtable.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "tofutex.h"
+
+/*
+ * 256 buckets: a process has at most a few hundred locks contended at the
+ * same moment in practice, so unrelated locks rarely share a bucket, and a
+ * production build spends one page per process on it.
+ */
+#define TOFUTEX_TABLE_BITS	8
+#define TOFUTEX_TABLE_BUCKETS	(1U << TOFUTEX_TABLE_BITS)
+
+/* Processes that have the device open at once; only sizes the registry. */
+#define TOFUTEX_REGISTRY_BITS	6
+
+struct tofutex_bucket {
+	spinlock_t lock;
+	struct hlist_head states;
+};
+
+/**
+ * struct tofutex_table - the tofutex state of one process
+ * @node:     entry in tofutex_tables, under tofutex_tables_mutex
+ * @mm:       the address space this table serves, pinned with mmgrab()
+ * @files:    open files bound to this table, under tofutex_tables_mutex
+ * @counters: the process's statistics
+ * @buckets:  hash of the process's live states by user address
+ */
+struct tofutex_table {
+	struct hlist_node node;
+	struct mm_struct *mm;
+	unsigned int files;
+	struct tofutex_counters counters;
+	struct tofutex_bucket buckets[TOFUTEX_TABLE_BUCKETS];
+};
+
+static DEFINE_MUTEX(tofutex_tables_mutex);
+static DEFINE_HASHTABLE(tofutex_tables, TOFUTEX_REGISTRY_BITS);
+
+static struct tofutex_table *tofutex_table_alloc(struct mm_struct *mm)
+{
+	struct tofutex_table *table;
+	unsigned int i;
+
+	table = kvzalloc(sizeof(*table), GFP_KERNEL_ACCOUNT);
+	if (!table)
+		return NULL;
+	if (tofutex_counters_init(&table->counters)) {
+		kvfree(table);
+		return NULL;
+	}
+	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++) {
+		spin_lock_init(&table->buckets[i].lock);
+		INIT_HLIST_HEAD(&table->buckets[i].states);
+	}
+	mmgrab(mm);
+	table->mm = mm;
+	return table;
+}
+
+/**
+ * tofutex_table_get() - find or create the table of an address space
+ * @mm: the opening task's mm
+ *
+ * Called from open(); may sleep.
+ *
+ * Return: the table with one more file reference, or ERR_PTR(-ENOMEM).
+ */
+struct tofutex_table *tofutex_table_get(struct mm_struct *mm)
+{
+	struct tofutex_table *table;
+
+	if (!mm)
+		return ERR_PTR(-EINVAL);
+
+	mutex_lock(&tofutex_tables_mutex);
+	hash_for_each_possible(tofutex_tables, table, node, (unsigned long)mm) {
+		if (table->mm == mm) {
+			table->files++;
+			goto out;
+		}
+	}
+	table = tofutex_table_alloc(mm);
+	if (!table) {
+		table = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	table->files = 1;
+	hash_add(tofutex_tables, &table->node, (unsigned long)mm);
+out:
+	mutex_unlock(&tofutex_tables_mutex);
+	return table;
+}
+
+/**
+ * tofutex_table_put() - drop a file's reference on its table
+ * @table: the table from tofutex_table_get()
+ *
+ * Frees the table with its last file. Called from release(); may sleep.
+ */
+void tofutex_table_put(struct tofutex_table *table)
+{
+	unsigned int i;
+
+	mutex_lock(&tofutex_tables_mutex);
+	if (--table->files) {
+		mutex_unlock(&tofutex_tables_mutex);
+		return;
+	}
+	hash_del(&table->node);
+	mutex_unlock(&tofutex_tables_mutex);
+
+	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++)
+		WARN_ON_ONCE(!hlist_empty(&table->buckets[i].states));
+	mmdrop(table->mm);
+	tofutex_counters_destroy(&table->counters);
+	kvfree(table);
+}
+
+/**
+ * tofutex_table_is_current() - may the calling task use this table?
+ * @table: the table bound to the file
+ *
+ * Only tasks of the address space that opened the file may: the lock
+ * words named by the ioctls are looked up in that address space's table.
+ */
+bool tofutex_table_is_current(const struct tofutex_table *table)
+{
+	return table->mm == current->mm;
+}
+
+struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table)
+{
+	return &table->counters;
+}
+
+static struct tofutex_bucket *tofutex_bucket_of(struct tofutex_table *table,
+						u32 __user *uaddr)
+{
+	return &table->buckets[hash_ptr((void __force *)uaddr,
+					TOFUTEX_TABLE_BITS)];
+}
+
+static struct tofutex_state *tofutex_bucket_find(struct tofutex_bucket *bucket,
+						 u32 __user *uaddr)
+{
+	struct tofutex_state *state;
+
+	lockdep_assert_held(&bucket->lock);
+	hlist_for_each_entry(state, &bucket->states, node)
+		if (state->uaddr == uaddr)
+			return state;
+	return NULL;
+}
+
+static struct tofutex_state *tofutex_state_alloc(u32 __user *uaddr,
+						 enum tofutex_state_kind kind)
+{
+	struct tofutex_state *state;
+
+	state = kzalloc(sizeof(*state), GFP_KERNEL_ACCOUNT);
+	if (!state)
+		return NULL;
+	state->uaddr = uaddr;
+	state->kind = kind;
+	refcount_set(&state->users, 1);
+	spin_lock_init(&state->lock);
+	INIT_LIST_HEAD(&state->waiters);
+	return state;
+}
+
+/*
+ * Look @uaddr up and take a use. Returns the state, NULL when absent, or
+ * ERR_PTR(-EINVAL) when the word is in use as the other kind.
+ */
+static struct tofutex_state *tofutex_state_lookup(struct tofutex_bucket *bucket,
+						  u32 __user *uaddr,
+						  enum tofutex_state_kind kind)
+{
+	struct tofutex_state *state = tofutex_bucket_find(bucket, uaddr);
+
+	if (!state)
+		return NULL;
+	if (state->kind != kind)
+		return ERR_PTR(-EINVAL);
+	refcount_inc(&state->users);
+	return state;
+}
+
+/**
+ * tofutex_state_get() - find, or create, the state of a user word
+ * @table:  the caller's process table
+ * @uaddr:  the user word
+ * @kind:   what the caller uses the word as
+ * @create: create the state when there is none
+ *
+ * The allocation happens outside the bucket lock, so this may sleep; the
+ * lookup is repeated after it in case another task created the state
+ * meanwhile.
+ *
+ * Return: the state with a use taken for the caller; NULL when there is
+ * none and @create is false; ERR_PTR(-EINVAL) when the word is in use as
+ * the other kind; ERR_PTR(-ENOMEM).
+ */
+struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
+					u32 __user *uaddr,
+					enum tofutex_state_kind kind,
+					bool create)
+{
+	struct tofutex_bucket *bucket = tofutex_bucket_of(table, uaddr);
+	struct tofutex_state *state, *new;
+
+	spin_lock(&bucket->lock);
+	state = tofutex_state_lookup(bucket, uaddr, kind);
+	spin_unlock(&bucket->lock);
+	if (state || !create)
+		return state;
+
+	new = tofutex_state_alloc(uaddr, kind);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+
+	spin_lock(&bucket->lock);
+	state = tofutex_state_lookup(bucket, uaddr, kind);
+	if (!state) {
+		hlist_add_head(&new->node, &bucket->states);
+		state = new;
+		new = NULL;
+	}
+	spin_unlock(&bucket->lock);
+
+	if (new)
+		kfree(new);
+	else
+		tofutex_live_add(table, 1);
+	return state;
+}
+
+/**
+ * tofutex_state_put() - drop a use of a state, freeing it with the last
+ * @table: the table the state was found in
+ * @state: the state from tofutex_state_get()
+ *
+ * Must not be called with state->lock held. Does not sleep.
+ */
+void tofutex_state_put(struct tofutex_table *table,
+		       struct tofutex_state *state)
+{
+	struct tofutex_bucket *bucket = tofutex_bucket_of(table, state->uaddr);
+
+	if (!refcount_dec_and_lock(&state->users, &bucket->lock))
+		return;
+	hlist_del(&state->node);
+	spin_unlock(&bucket->lock);
+
+	WARN_ON_ONCE(!list_empty(&state->waiters));
+	kfree(state);
+	tofutex_live_add(table, -1);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tofutex - declarations shared by the module's files.
+ *
+ * main.c     the misc device and ioctl dispatch
+ * table.c    per-process tables and the lock/wait states they hold
+ * stats.c    per-process and global statistics
+ * uaccess.c  lock-word access: faults disabled, fault in and retry
+ * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
+ */
+#ifndef _TOFUTEX_H
+#define _TOFUTEX_H
+
+#include <linux/list.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "../uapi/tofutex.h"
+#include "compat.h"
+
+#define TOFUTEX_MODULE_VERSION "0.1.0"
+
+struct mm_struct;
+struct tofutex_table;
+
+/* table.c */
+
+enum tofutex_state_kind {
+	TOFUTEX_STATE_LOCK,
+	TOFUTEX_STATE_WAIT,
+};
+
+/**
+ * struct tofutex_state - kernel state of one contended user word
+ * @node:    entry in its bucket, under the bucket lock
+ * @uaddr:   the user word; the key within the process table
+ * @kind:    TO lock or wait word; one address cannot be both at once
+ * @users:   tasks inside an ioctl on this state; the state is unhashed and
+ *           freed by the put that drops the last one, under the bucket lock
+ * @lock:    protects @waiters and the operation's fields below
+ * @waiters: sleeping or spinning tasks, in arrival order
+ * @handoff: the top lock waiter starves; the next unlock hands it the lock
+ *
+ * A state exists only while at least one task is inside an ioctl on its
+ * word, so an idle process holds no state at all.
+ */
+struct tofutex_state {
+	struct hlist_node node;
+	u32 __user *uaddr;
+	enum tofutex_state_kind kind;
+	refcount_t users;
+	spinlock_t lock;
+	struct list_head waiters;
+	bool handoff;
+};
+
+struct tofutex_table *tofutex_table_get(struct mm_struct *mm);
+void tofutex_table_put(struct tofutex_table *table);
+bool tofutex_table_is_current(const struct tofutex_table *table);
+struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
+					u32 __user *uaddr,
+					enum tofutex_state_kind kind,
+					bool create);
+void tofutex_state_put(struct tofutex_table *table,
+		       struct tofutex_state *state);
+
+/* stats.c */
+
+enum tofutex_counter {
+	TOFUTEX_CNT_LOCK_CALLS,
+	TOFUTEX_CNT_UNLOCK_CALLS,
+	TOFUTEX_CNT_SPINS,
+	TOFUTEX_CNT_SLEEPS,
+	TOFUTEX_CNT_STEALS,
+	TOFUTEX_CNT_HANDOFFS,
+	TOFUTEX_CNT_OWNER_DEATHS,
+	TOFUTEX_CNT_TIMEOUTS,
+	TOFUTEX_CNT_WAIT_CALLS,
+	TOFUTEX_CNT_WAKE_CALLS,
+	TOFUTEX_CNT_SWAP_CALLS,
+	TOFUTEX_NR_COUNTERS
+};
+
+/**
+ * struct tofutex_counters - one set of event counters and a live count
+ * @events: per-CPU event counts, indexed by enum tofutex_counter
+ * @live:   states alive now
+ */
+struct tofutex_counters {
+	u64 __percpu *events;
+	atomic_long_t live;
+};
+
+int tofutex_counters_init(struct tofutex_counters *cnt);
+void tofutex_counters_destroy(struct tofutex_counters *cnt);
+struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table);
+void tofutex_count(struct tofutex_table *table, enum tofutex_counter what);
+void tofutex_live_add(struct tofutex_table *table, long delta);
+long tofutex_ioc_stats(struct tofutex_table *table, void __user *argp);
+int tofutex_stats_init(void);
+void tofutex_stats_exit(void);
+
+/* main.c */
+
+bool tofutex_reserved_zero(const u64 *reserved, size_t n);
+
+#endif /* _TOFUTEX_H */

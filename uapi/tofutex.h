@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * tofutex: throughput-optimised futex locks, wait/wake and swap for user
+ * space, through the misc device /dev/tofutex.
+ *
+ * This header is the whole ABI. It is included by the kernel module and by
+ * user space (libtofutex, tests, benchmarks) and uses only <linux/types.h>
+ * and <linux/ioctl.h>.
+ *
+ * Argument structs follow Documentation/process/botching-up-ioctls.rst:
+ * every 64-bit field and every user pointer is an __aligned_u64, padding is
+ * explicit, and every reserved field and every undefined flag bit must be
+ * zero or the ioctl fails with EINVAL, so that they can be given a meaning
+ * later without breaking old binaries.
+ *
+ * The lock word
+ * -------------
+ * A TO lock is a naturally aligned __u32 in the caller's private memory:
+ *
+ *   0                      free
+ *   bits 0-29  (TID_MASK)  the owner's thread ID, as gettid() returns it in
+ *                          the caller's PID namespace
+ *   bit  30    OWNER_DIED  the previous owner exited while holding the lock
+ *   bit  31    WAITERS     a waiter may be asleep in the kernel: the owner
+ *                          must call TOFUTEX_IOC_UNLOCK to release it
+ *
+ * This is the layout of the kernel's PI and robust futexes. User space
+ * locks with cmpxchg(word, 0, TID) and unlocks with cmpxchg(word, TID, 0);
+ * only when the cmpxchg fails does it call TOFUTEX_IOC_LOCK or
+ * TOFUTEX_IOC_UNLOCK. See tofutex(4).
+ *
+ * Per-process state
+ * -----------------
+ * Every descriptor is bound to the process (address space) that opened it.
+ * An ioctl issued through a descriptor by another process - one inherited
+ * over fork() or received over a Unix socket - fails with EBADFD and never
+ * reaches the opener's state: open /dev/tofutex again in that process.
+ */
+#ifndef _UAPI_LINUX_TOFUTEX_H
+#define _UAPI_LINUX_TOFUTEX_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define TOFUTEX_DEVICE_NAME	"tofutex"
+
+/* Bumped only on incompatible changes; new operations add feature bits. */
+#define TOFUTEX_ABI_VERSION	1
+
+/* Lock word layout. */
+#define TOFUTEX_TID_MASK	0x3fffffffU
+#define TOFUTEX_OWNER_DIED	0x40000000U
+#define TOFUTEX_WAITERS		0x80000000U
+
+/* Feature bits reported by TOFUTEX_IOC_VERSION. */
+#define TOFUTEX_FEAT_VERSION	(1ULL << 0)
+#define TOFUTEX_FEAT_LOCK	(1ULL << 1)
+#define TOFUTEX_FEAT_WAITWAKE	(1ULL << 2)
+#define TOFUTEX_FEAT_SWAP	(1ULL << 3)
+#define TOFUTEX_FEAT_STATS	(1ULL << 4)
+
+/**
+ * struct tofutex_version - TOFUTEX_IOC_VERSION argument
+ * @abi_version: out: TOFUTEX_ABI_VERSION of the loaded module
+ * @flags:       in: must be 0
+ * @features:    out: TOFUTEX_FEAT_* bits of the operations the module offers
+ * @reserved:    in: must be 0
+ */
+struct tofutex_version {
+	__u32 abi_version;
+	__u32 flags;
+	__aligned_u64 features;
+	__aligned_u64 reserved[2];
+};
+
+/* TOFUTEX_IOC_LOCK flags. */
+#define TOFUTEX_LOCK_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
+#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE)
+
+/*
+ * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the
+ * lock was taken, bits 16-30 count how often the caller slept.
+ */
+#define TOFUTEX_STATUS_STOLEN		1U	/* taken on entry */
+#define TOFUTEX_STATUS_SPUN		2U	/* taken while spinning */
+#define TOFUTEX_STATUS_WOKEN		3U	/* taken after sleeping */
+#define TOFUTEX_STATUS_HANDOFF		4U	/* handed over by the unlocker */
+#define TOFUTEX_STATUS_OWNER_DIED	5U	/* taken from a dead owner */
+#define TOFUTEX_STATUS_HOW_MASK		0xffU
+#define TOFUTEX_STATUS_SLEEPS_SHIFT	16
+#define TOFUTEX_STATUS_SLEEPS_MAX	0x7fffU
+
+/**
+ * struct tofutex_lock - TOFUTEX_IOC_LOCK argument
+ * @uaddr:       in: address of the lock word, 4-byte aligned
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ *               TOFUTEX_LOCK_DEADLINE
+ * @flags:       in: TOFUTEX_LOCK_* bits
+ * @status:      out: TOFUTEX_STATUS_* on success
+ * @reserved:    in: must be 0
+ *
+ * Returns 0 with the lock word holding the caller's TID (plus
+ * TOFUTEX_OWNER_DIED when the status says so), or -1 with errno EDEADLK
+ * (the caller already owns it), ETIMEDOUT, EINTR, EINVAL, EFAULT, ENOMEM
+ * or EBADFD.
+ */
+struct tofutex_lock {
+	__aligned_u64 uaddr;
+	__aligned_u64 deadline_ns;
+	__u32 flags;
+	__u32 status;
+	__aligned_u64 reserved;
+};
+
+/**
+ * struct tofutex_unlock - TOFUTEX_IOC_UNLOCK argument
+ * @uaddr:    in: address of the lock word
+ * @flags:    in: must be 0
+ * @woken:    out: 1 when a waiter was woken (or handed the lock), else 0
+ * @reserved: in: must be 0
+ *
+ * Either the word still holds the caller's TID (the kernel releases it or
+ * hands it to the top waiter), or user space has already cleared the TID
+ * bits itself; then the kernel only wakes the top waiter, and a lock that
+ * was stolen meanwhile is not an error.
+ */
+struct tofutex_unlock {
+	__aligned_u64 uaddr;
+	__u32 flags;
+	__u32 woken;
+	__aligned_u64 reserved;
+};
+
+/* TOFUTEX_IOC_WAIT and TOFUTEX_IOC_SWAP flags. */
+#define TOFUTEX_WAIT_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
+#define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE)
+
+/**
+ * struct tofutex_wait - TOFUTEX_IOC_WAIT argument
+ * @uaddr:       in: address of the word, 4-byte aligned
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ *               TOFUTEX_WAIT_DEADLINE
+ * @val:         in: sleep only while the word equals @val
+ * @flags:       in: TOFUTEX_WAIT_* bits
+ * @reserved:    in: must be 0
+ */
+struct tofutex_wait {
+	__aligned_u64 uaddr;
+	__aligned_u64 deadline_ns;
+	__u32 val;
+	__u32 flags;
+	__aligned_u64 reserved;
+};
+
+/**
+ * struct tofutex_wake - TOFUTEX_IOC_WAKE argument
+ * @uaddr:    in: address of the word
+ * @count:    in: wake at most this many waiters
+ * @flags:    in: must be 0
+ * @reserved: in: must be 0
+ *
+ * Returns the number of waiters woken.
+ */
+struct tofutex_wake {
+	__aligned_u64 uaddr;
+	__u32 count;
+	__u32 flags;
+	__aligned_u64 reserved;
+};
+
+/**
+ * struct tofutex_swap - TOFUTEX_IOC_SWAP argument
+ * @wait_uaddr:  in: word to wait on
+ * @wake_uaddr:  in: word whose first waiter is woken
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ *               TOFUTEX_WAIT_DEADLINE
+ * @val:         in: sleep only while *@wait_uaddr equals @val
+ * @flags:       in: TOFUTEX_WAIT_* bits
+ * @woken:       out: 1 when a waiter on @wake_uaddr was woken
+ * @pad:         must be 0
+ * @reserved:    in: must be 0
+ */
+struct tofutex_swap {
+	__aligned_u64 wait_uaddr;
+	__aligned_u64 wake_uaddr;
+	__aligned_u64 deadline_ns;
+	__u32 val;
+	__u32 flags;
+	__u32 woken;
+	__u32 pad;
+	__aligned_u64 reserved;
+};
+
+/* TOFUTEX_IOC_STATS scopes (flags). */
+#define TOFUTEX_STATS_PROCESS	0U	/* the caller's process */
+#define TOFUTEX_STATS_GLOBAL	1U	/* every process since load */
+
+/**
+ * struct tofutex_stats - TOFUTEX_IOC_STATS argument
+ * @flags:        in: TOFUTEX_STATS_PROCESS or TOFUTEX_STATS_GLOBAL
+ * @pad:          must be 0
+ * @lock_calls:   TOFUTEX_IOC_LOCK calls
+ * @unlock_calls: TOFUTEX_IOC_UNLOCK calls
+ * @spins:        times a top waiter spun on a running owner
+ * @sleeps:       times a lock waiter went to sleep
+ * @steals:       locks taken on entry to TOFUTEX_IOC_LOCK or by spinning
+ * @handoffs:     locks handed straight to a starving top waiter
+ * @owner_deaths: locks taken over from an owner that exited
+ * @timeouts:     LOCK/WAIT/SWAP calls that ended at their deadline
+ * @wait_calls:   TOFUTEX_IOC_WAIT calls
+ * @wake_calls:   TOFUTEX_IOC_WAKE calls
+ * @swap_calls:   TOFUTEX_IOC_SWAP calls
+ * @live_states:  kernel lock/wait states alive now
+ * @reserved:     out: zero
+ */
+struct tofutex_stats {
+	__u32 flags;
+	__u32 pad;
+	__aligned_u64 lock_calls;
+	__aligned_u64 unlock_calls;
+	__aligned_u64 spins;
+	__aligned_u64 sleeps;
+	__aligned_u64 steals;
+	__aligned_u64 handoffs;
+	__aligned_u64 owner_deaths;
+	__aligned_u64 timeouts;
+	__aligned_u64 wait_calls;
+	__aligned_u64 wake_calls;
+	__aligned_u64 swap_calls;
+	__aligned_u64 live_states;
+	__aligned_u64 reserved[4];
+};
+
+/* 0xF7 is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
+#define TOFUTEX_IOC_MAGIC	0xF7
+
+#define TOFUTEX_IOC_VERSION	_IOWR(TOFUTEX_IOC_MAGIC, 0x00, struct tofutex_version)
+#define TOFUTEX_IOC_LOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x01, struct tofutex_lock)
+#define TOFUTEX_IOC_UNLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x02, struct tofutex_unlock)
+#define TOFUTEX_IOC_WAIT	_IOW(TOFUTEX_IOC_MAGIC, 0x03, struct tofutex_wait)
+#define TOFUTEX_IOC_WAKE	_IOW(TOFUTEX_IOC_MAGIC, 0x04, struct tofutex_wake)
+#define TOFUTEX_IOC_SWAP	_IOWR(TOFUTEX_IOC_MAGIC, 0x05, struct tofutex_swap)
+#define TOFUTEX_IOC_STATS	_IOWR(TOFUTEX_IOC_MAGIC, 0x06, struct tofutex_stats)
+
+#endif /* _UAPI_LINUX_TOFUTEX_H */
