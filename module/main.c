@@ -30,7 +30,8 @@
 
 #include "tofutex.h"
 
-#define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_STATS)
+#define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | \
+			  TOFUTEX_FEAT_STATS)
 
 static int tofutex_open(struct inode *inode, struct file *file)
 {
@@ -95,6 +96,10 @@ static long tofutex_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case TOFUTEX_IOC_VERSION:
 		return tofutex_ioc_version(argp);
+	case TOFUTEX_IOC_LOCK:
+		return tofutex_ioc_lock(table, argp);
+	case TOFUTEX_IOC_UNLOCK:
+		return tofutex_ioc_unlock(table, argp);
 	case TOFUTEX_IOC_STATS:
 		return tofutex_ioc_stats(table, argp);
 	default:

@@ -269,18 +269,16 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 
 	spin_lock(&bucket->lock);
 	state = tofutex_state_lookup(bucket, uaddr, kind);
-	if (!state) {
+	if (!state)
 		hlist_add_head(&new->node, &bucket->states);
-		state = new;
-		new = NULL;
-	}
 	spin_unlock(&bucket->lock);
 
-	if (new)
+	if (state) {
 		kfree(new);
-	else
-		tofutex_live_add(table, 1);
-	return state;
+		return state;
+	}
+	tofutex_live_add(table, 1);
+	return new;
 }
 
 /**

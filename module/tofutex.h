@@ -101,6 +101,24 @@ long tofutex_ioc_stats(struct tofutex_table *table, void __user *argp);
 int tofutex_stats_init(void);
 void tofutex_stats_exit(void);
 
+/* uaccess.c */
+
+int tofutex_word_check(u32 __user *uaddr);
+int tofutex_word_read_inatomic(u32 __user *uaddr, u32 *val);
+int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
+				  u32 oldval, u32 newval);
+int tofutex_word_fault_in(u32 __user *uaddr, bool write);
+int tofutex_word_read(u32 __user *uaddr, u32 *val);
+int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
+			 u32 newval);
+
+/* lock.c */
+
+long tofutex_ioc_lock(struct tofutex_table *table,
+		      struct tofutex_lock __user *argp);
+long tofutex_ioc_unlock(struct tofutex_table *table,
+			struct tofutex_unlock __user *argp);
+
 /* main.c */
 
 bool tofutex_reserved_zero(const u64 *reserved, size_t n);
