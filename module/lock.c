@@ -46,7 +46,8 @@
  * state->lock protects state->waiters, state->handoff and every waiter's
  * @top_since and @handed_off. A waiter is on the list only while its task
  * is inside LOCK holding a use of the state, so an unlocker that finds it
- * under state->lock may wake its task. User words are touched under
+ * under state->lock may take a reference on its task, to wake it after
+ * dropping the lock. User words are touched under
  * state->lock only with page faults disabled; on a fault the lock is
  * dropped and the page faulted in (uaccess.c). The owner's task_struct is
  * looked at only with a reference held, and the word is re-checked after.
@@ -133,6 +134,23 @@ struct tofutex_locker {
 static u32 tofutex_tid(u32 word)
 {
 	return word & TOFUTEX_TID_MASK;
+}
+
+/**
+ * tofutex_wake_task() - wake a task pinned under a lock, after dropping it
+ * @task: the task with a reference held, or NULL
+ *
+ * Waking outside state->lock keeps its hold time short, as futex's wake_q
+ * does (wake_q_add() is not exported). The task may have stopped waiting
+ * meanwhile; the wake-up is then spurious, which every sleep loop here
+ * tolerates by re-checking its condition.
+ */
+static void tofutex_wake_task(struct task_struct *task)
+{
+	if (!task)
+		return;
+	wake_up_process(task);
+	put_task_struct(task);
 }
 
 /**
@@ -389,7 +407,10 @@ static int tofutex_wait_for_top(struct tofutex_locker *lk)
  * the owner must enter UNLOCK, and its wake-up either finds the waiter
  * before schedule() - the task state set before A makes schedule() return
  * at once - or asleep. The task state is set before A because the wake-up
- * may come right after it. A fault on A is handled with the task running.
+ * may come right after it. A is done even when WAITERS is already set, as
+ * a compare: an UNLOCK that changed the word after the caller last read
+ * it may have issued its wake-up before the task state was set. A fault
+ * on A is handled with the task running.
  *
  * The sleep is bounded by owner_check_ns so that a dead owner is noticed.
  *
@@ -401,13 +422,12 @@ static int tofutex_block(struct tofutex_locker *lk, u32 word)
 	int ret;
 
 	set_current_state(TASK_INTERRUPTIBLE);
-	if (!(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg_inatomic(lk->uaddr, &cur, word,
-						    word | TOFUTEX_WAITERS);
-		if (ret || cur != word) {
-			__set_current_state(TASK_RUNNING);
-			return ret ? tofutex_word_fault_in(lk->uaddr, true) : 0;
-		}
+	/* Also when WAITERS is set already: A is then the re-check. */
+	ret = tofutex_word_cmpxchg_inatomic(lk->uaddr, &cur, word,
+					    word | TOFUTEX_WAITERS);
+	if (ret || cur != word) {
+		__set_current_state(TASK_RUNNING);
+		return ret ? tofutex_word_fault_in(lk->uaddr, true) : 0;
 	}
 	ret = tofutex_sleep_interrupted(lk);
 	if (ret) {
@@ -512,6 +532,7 @@ static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 {
 	struct tofutex_state *state = lk->state;
+	struct task_struct *wake = NULL;
 	struct tofutex_waiter *next;
 	bool was_top;
 
@@ -529,24 +550,28 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 						struct tofutex_waiter, node);
 		if (next) {
 			next->top_since = ktime_get_ns();
-			wake_up_process(next->task);
+			wake = get_task_struct(next->task);
 		}
 	}
 	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
 	return ret;
 }
 
 static void tofutex_count_taken(struct tofutex_table *table, u32 how)
 {
-	static const enum tofutex_counter counter[] = {
-		[TOFUTEX_STATUS_STOLEN] = TOFUTEX_CNT_STEALS,
-		[TOFUTEX_STATUS_SPUN] = TOFUTEX_CNT_STEALS,
-		[TOFUTEX_STATUS_HANDOFF] = TOFUTEX_CNT_HANDOFFS,
-		[TOFUTEX_STATUS_OWNER_DIED] = TOFUTEX_CNT_OWNER_DEATHS,
-	};
-
-	if (how < ARRAY_SIZE(counter) && how != TOFUTEX_STATUS_WOKEN)
-		tofutex_count(table, counter[how]);
+	switch (how) {
+	case TOFUTEX_STATUS_STOLEN:
+	case TOFUTEX_STATUS_SPUN:
+		tofutex_count(table, TOFUTEX_CNT_STEALS);
+		break;
+	case TOFUTEX_STATUS_HANDOFF:
+		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
+		break;
+	case TOFUTEX_STATUS_OWNER_DIED:
+		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
+		break;
+	}
 }
 
 /**
@@ -662,14 +687,15 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  * @lk:    table, uaddr and the caller's TID (in @lk->waiter.vpid)
  * @woken: out: 1 when the top waiter was woken
  *
- * The top waiter is woken under state->lock: it cannot leave the queue,
- * and so cannot free its waiter or exit, before that lock is dropped.
+ * The top waiter's task is pinned under state->lock, where it cannot have
+ * left the queue, and woken after the lock is dropped.
  *
  * Return: 0, -EAGAIN to retry from the lookup, or -EFAULT.
  */
 static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 {
 	struct tofutex_state *state = lk->state;
+	struct task_struct *wake = NULL;
 	struct tofutex_waiter *top;
 	u32 word;
 	int ret;
@@ -682,13 +708,12 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
 					   top, state->handoff);
 	if (ret > 0) {
-		if (top->handed_off)
-			tofutex_count(lk->table, TOFUTEX_CNT_HANDOFFS);
-		wake_up_process(top->task);
+		wake = get_task_struct(top->task);
 		*woken = 1;
 		ret = 0;
 	}
 	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
 
 	if (ret == -EFAULT && !tofutex_word_fault_in(lk->uaddr, true))
 		ret = -EAGAIN;
