@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - the process's descriptor for /dev/tofutex, and fork().
+ *
+ * The kernel binds a descriptor to the process that opened it: an ioctl
+ * through a descriptor that reached another process (inherited over
+ * fork(), passed over a Unix socket) fails with EBADFD. So the library
+ * keeps exactly one descriptor per process:
+ *
+ * - It is opened on first use, not at load time: a program that links
+ *   libtofutex but never contends on a lock never needs the device, and
+ *   uncontended lock and unlock work without it.
+ *
+ * - Threads race to open it: each loser of the compare-and-swap that
+ *   publishes the descriptor closes its own and uses the winner's. A failed
+ *   open is not cached, so loading the module later makes the library work.
+ *
+ * - The child of fork() must not use the parent's descriptor. A
+ *   pthread_atfork() child handler, registered before anything is cached,
+ *   closes the inherited copy (fork() duplicated the descriptor table, so
+ *   this does not affect the parent) and forgets the forking thread's TID,
+ *   the only thread that exists in the child. Neither the lock fast paths
+ *   nor the ioctl path call getpid() for this.
+ *
+ * - A process created without the fork handlers (_Fork(), a raw clone())
+ *   still holds the old number. The kernel's EBADFD tells; the library then
+ *   compares the pid recorded with the descriptor against getpid(), drops
+ *   the stale number and opens its own. It does not close the stale one:
+ *   such a process may share its descriptor table with its creator.
+ *
+ * The cache is one 64-bit word, (pid << 32) | fd, or 0 for "not open", so
+ * that a descriptor and the process it belongs to are read together.
+ * The descriptor is never closed in the process that opened it: other
+ * threads may be using it at any time, up to and during exit().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static uint64_t tofutex_fd_cache;
+
+static pthread_once_t tofutex_fork_once = PTHREAD_ONCE_INIT;
+static int tofutex_fork_err;
+
+static int tofutex_cache_fd(uint64_t cache)
+{
+	return (int)(uint32_t)cache;
+}
+
+static pid_t tofutex_cache_pid(uint64_t cache)
+{
+	return (pid_t)(cache >> 32);
+}
+
+/*
+ * Runs in the child of fork(), in its only thread, before fork() returns.
+ * close() is async-signal-safe, as a child handler of a multithreaded
+ * parent requires.
+ */
+static void tofutex_fork_child(void)
+{
+	uint64_t cache = __atomic_exchange_n(&tofutex_fd_cache, 0,
+					     __ATOMIC_RELAXED);
+	int saved_errno = errno;
+
+	if (cache)
+		close(tofutex_cache_fd(cache));
+	tofutex__tid_forget();
+	errno = saved_errno;
+}
+
+static void tofutex_fork_register(void)
+{
+	tofutex_fork_err = pthread_atfork(NULL, NULL, tofutex_fork_child);
+}
+
+int tofutex__fork_ready(void)
+{
+	int saved_errno = errno;
+
+	/*
+	 * pthread_once() is itself safe against fork() in glibc. The
+	 * allocation in pthread_atfork() may set errno.
+	 */
+	pthread_once(&tofutex_fork_once, tofutex_fork_register);
+	errno = saved_errno;
+	return tofutex_fork_err ? ENOMEM : 0;
+}
+
+static int tofutex_fd_open(void)
+{
+	uint64_t cache, expected = 0;
+	int saved_errno, fd, err;
+
+	err = tofutex__fork_ready();
+	if (err)
+		return -err;
+
+	saved_errno = errno;
+	fd = open(TOFUTEX_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		errno = saved_errno;
+		return -err;
+	}
+
+	cache = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)fd;
+	if (!__atomic_compare_exchange_n(&tofutex_fd_cache, &expected, cache,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* Another thread published its descriptor first. */
+		close(fd);
+		fd = tofutex_cache_fd(expected);
+	}
+	errno = saved_errno;
+	return fd;
+}
+
+int tofutex_fd(void)
+{
+	uint64_t cache = __atomic_load_n(&tofutex_fd_cache, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(cache != 0, 1))
+		return tofutex_cache_fd(cache);
+	return tofutex_fd_open();
+}
+
+/*
+ * The kernel said EBADFD for @fd: is it a descriptor this process inherited
+ * without the fork handler running? If so, drop it from the cache (without
+ * closing it, see the top of the file) and tell the caller to try again.
+ */
+static bool tofutex_fd_forget_foreign(int fd)
+{
+	uint64_t cache = __atomic_load_n(&tofutex_fd_cache, __ATOMIC_ACQUIRE);
+
+	if (!cache || tofutex_cache_fd(cache) != fd)
+		return true;	/* another thread replaced it already */
+	if (tofutex_cache_pid(cache) == getpid())
+		return false;	/* our own descriptor: a genuine EBADFD */
+	__atomic_compare_exchange_n(&tofutex_fd_cache, &cache, 0, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return true;
+}
+
+int tofutex__ioctl(unsigned long request, void *arg, int *result)
+{
+	int saved_errno = errno;
+	bool retried = false;
+	int err;
+
+	for (;;) {
+		int fd = tofutex_fd();
+		int ret;
+
+		if (fd < 0) {
+			err = -fd;
+			break;
+		}
+		ret = ioctl(fd, request, arg);
+		if (ret >= 0) {
+			if (result)
+				*result = ret;
+			err = 0;
+			break;
+		}
+		err = errno;
+		if (err != EBADFD || retried || !tofutex_fd_forget_foreign(fd))
+			break;
+		retried = true;
+	}
+	errno = saved_errno;
+	return err;
+}
