@@ -387,8 +387,9 @@ static int tofutex_wait_for_top(struct tofutex_locker *lk)
 
 /**
  * tofutex_block() - set WAITERS and sleep until an unlock wakes the caller
- * @lk:   the LOCK call
- * @word: the word as last read, naming a live owner
+ * @lk:    the LOCK call
+ * @owner: the owner named by @word (reference held)
+ * @word:  the word as last read, naming a live owner
  *
  * Wake-up ordering against TOFUTEX_IOC_UNLOCK:
  *
@@ -412,11 +413,13 @@ static int tofutex_wait_for_top(struct tofutex_locker *lk)
  * it may have issued its wake-up before the task state was set. A fault
  * on A is handled with the task running.
  *
- * The sleep is bounded by owner_check_ns so that a dead owner is noticed.
+ * The sleep is bounded by owner_check_ns so that a dead owner is noticed;
+ * an owner that has already begun to exit is noticed before sleeping.
  *
  * Return: 0 to look at the word again, -ERESTARTSYS, -ETIMEDOUT, -EFAULT.
  */
-static int tofutex_block(struct tofutex_locker *lk, u32 word)
+static int tofutex_block(struct tofutex_locker *lk,
+			 struct task_struct *owner, u32 word)
 {
 	u32 cur;
 	int ret;
@@ -430,7 +433,7 @@ static int tofutex_block(struct tofutex_locker *lk, u32 word)
 		return ret ? tofutex_word_fault_in(lk->uaddr, true) : 0;
 	}
 	ret = tofutex_sleep_interrupted(lk);
-	if (ret) {
+	if (ret || (READ_ONCE(owner->flags) & PF_EXITING)) {
 		__set_current_state(TASK_RUNNING);
 		return ret;
 	}
@@ -442,30 +445,32 @@ static int tofutex_block(struct tofutex_locker *lk, u32 word)
 
 /**
  * tofutex_wait_on_owner() - spin on a running owner, else block
- * @lk:       the LOCK call
- * @owner:    the live owner (reference held)
- * @word:     the word naming @owner
- * @spin_end: end of the current spin budget (ns, monotonic)
+ * @lk:    the LOCK call
+ * @owner: the live owner (reference held)
+ * @word:  the word naming @owner
  *
- * A starving top waiter does not spin: it wants the hand-off, which needs
- * WAITERS set so that the owner's unlock enters the kernel.
+ * The spin budget covers one owner's hold of the lock: a new owner, after
+ * a steal, gets a new budget, and after the budget is spent the caller
+ * sleeps before it spins again. A starving top waiter does not spin: it
+ * wants the hand-off, which needs WAITERS set so that the owner's unlock
+ * enters the kernel. Spinning on a stream of thieves is thus bounded by
+ * handoff_ns.
  *
  * Return: 0 to look at the word again, or a negative error.
  */
 static int tofutex_wait_on_owner(struct tofutex_locker *lk,
-				 struct task_struct *owner, u32 word,
-				 u64 spin_end)
+				 struct task_struct *owner, u32 word)
 {
 	int ret;
 
-	if (!tofutex_starving(lk) && tofutex_owner_running(owner) &&
-	    ktime_get_ns() < spin_end) {
+	if (!tofutex_starving(lk) && tofutex_owner_running(owner)) {
 		tofutex_count(lk->table, TOFUTEX_CNT_SPINS);
-		ret = tofutex_spin_on_owner(lk, owner, &word, spin_end);
+		ret = tofutex_spin_on_owner(lk, owner, &word,
+					    ktime_get_ns() + spin_ns);
 		if (ret != TOFUTEX_SPIN_GIVE_UP)
 			return ret;
 	}
-	return tofutex_block(lk, word);
+	return tofutex_block(lk, owner, word);
 }
 
 /**
@@ -481,9 +486,7 @@ static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 {
 	u32 vpid = lk->waiter.vpid, word;
-	u64 spin_end = ktime_get_ns() + spin_ns;
 	struct task_struct *owner;
-	unsigned int sleeps;
 	int ret;
 
 	for (;;) {
@@ -509,13 +512,10 @@ static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 				return ret;
 			continue;
 		}
-		sleeps = lk->sleeps;
-		ret = tofutex_wait_on_owner(lk, owner, word, spin_end);
+		ret = tofutex_wait_on_owner(lk, owner, word);
 		put_task_struct(owner);
 		if (ret)
 			return ret;
-		if (lk->sleeps != sleeps)
-			spin_end = ktime_get_ns() + spin_ns;
 	}
 }
 
