@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tofutex - top-level Makefile. `make help` lists the targets.
+#
+# The module is built by Kbuild from the top-level Kbuild file (which DKMS
+# uses directly); this file drives it once per kernel release, in
+# build/<kver>/ (tests/qemu/build-module.sh), and builds the user-space
+# parts: libtofutex, the Check tests and the benchmarks.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+# Recipes use paths relative to the top of the tree.
+ifneq ($(abspath $(CURDIR)),$(TOP))
+$(error run make from the top of the tree: make -C $(TOP))
+endif
+
+VERSION := $(shell sed -n 's/^\#define[[:space:]]*TOFUTEX_MODULE_VERSION[[:space:]]*"\(.*\)".*/\1/p' module/tofutex.h)
+SOVERSION := 0
+
+# --- kernels ---------------------------------------------------------------
+# KDIR: the build tree `make` / `make module` builds against.
+KDIR ?= $(shell tests/qemu/kernels.sh kdir)
+# W=1 warnings are part of the module build by default; any warning fails.
+MODULE_W ?= 1
+# KVERS: kernels `make check` boots (default: every installed Debian 6.1 and
+# 6.12 kernel); `make bench` boots the first one (default: newest 6.12).
+# Full releases or prefixes such as "6.1".
+KVERS ?=
+# Extra kernel command line for the guests, e.g. KAPPEND="preempt=full".
+KAPPEND ?=
+# Seconds a guest may run before it counts as hung.
+QEMU_TIMEOUT ?=
+
+# --- user space ------------------------------------------------------------
+CC ?= cc
+AR ?= ar
+CFLAGS ?= -O2
+LDFLAGS ?=
+TFX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
+	-Ibuild/include -Ilib -MMD -MP
+CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
+SYS_LIBS := -lm -lrt -lpthread
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:lib/%.c=build/lib/obj/%.o)
+LIB_PICOBJS := $(LIB_SRCS:lib/%.c=build/lib/pic/%.o)
+LIB_A := build/lib/libtofutex.a
+LIB_SO := $(if $(LIB_SRCS),build/lib/libtofutex.so.$(VERSION))
+LIB_MAP := $(wildcard lib/libtofutex.map)
+comma := ,
+LIB_MAP_FLAG := $(if $(LIB_MAP),-Wl$(comma)--version-script=$(LIB_MAP))
+
+# tests/test_*.c are Check programs; any other tests/*.c is a helper linked
+# into every one of them. Every bench/*.c is a benchmark program.
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_HELPER_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
+TEST_HELPER_OBJS := $(TEST_HELPER_SRCS:tests/%.c=build/tests/obj/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=build/tests/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
+
+UAPI_LINK := build/include/tofutex/uapi.h
+
+# --- install ---------------------------------------------------------------
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR ?=
+
+RUN := MAKE='$(MAKE)' tests/qemu/run.sh
+QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)'
+
+.PHONY: all module userspace lib test-bins bench-bins deps deps-build \
+	check check-kernel bench check-host bench-host \
+	dkms-check dkms-install dkms-uninstall \
+	install uninstall clean help
+
+all: module userspace
+
+# Packages: the whole list for anything that boots or packages, the compiler
+# and Check for user space, plus headers when KDIR is the default.
+deps:
+	@tests/deps.sh all
+deps-build:
+	@tests/deps.sh build $(if $(filter command line environment,$(origin KDIR)),,headers)
+
+module: deps-build
+	@tests/qemu/build-module.sh '$(KDIR)' '$(MODULE_W)' | sed 's|^$(TOP)/|module: |'
+
+userspace: lib test-bins bench-bins
+lib: $(LIB_A) $(LIB_SO)
+test-bins: $(TEST_BINS)
+bench-bins: $(BENCH_BINS)
+# The user-space targets need only the compiler and Check; with parallel
+# make the dependency step must still run first.
+$(LIB_OBJS) $(LIB_PICOBJS) $(TEST_HELPER_OBJS) $(TEST_BINS) $(BENCH_BINS): | deps-build
+
+# <tofutex/uapi.h> is uapi/tofutex.h, as it is installed.
+$(UAPI_LINK):
+	@mkdir -p $(@D)
+	ln -sfn ../../../uapi/tofutex.h $@
+
+build/lib/obj/%.o: lib/%.c | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+build/lib/pic/%.o: lib/%.c | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
+	$(CC) -shared -pthread -Wl,-soname,libtofutex.so.$(SOVERSION) -Wl,-z,defs \
+		$(LIB_MAP_FLAG) $(LDFLAGS) \
+		-o $@ $(LIB_PICOBJS)
+	ln -sfn $(@F) build/lib/libtofutex.so.$(SOVERSION)
+	ln -sfn libtofutex.so.$(SOVERSION) build/lib/libtofutex.so
+
+build/tests/obj/%.o: tests/%.c | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Static, so that they run in the guest's busybox initramfs as they are.
+build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
+		$(TEST_HELPER_OBJS) $(LIB_A) $(CHECK_LIBS)
+
+build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
+		$(LIB_A) $(SYS_LIBS)
+
+-include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/tests/*.d \
+	build/tests/obj/*.d build/bench/bin/*.d)
+
+# --- running ---------------------------------------------------------------
+# The full dependency step runs first and alone (two apt-gets at once would
+# fight over the dpkg lock under make -j); run.sh then builds user space
+# itself, under a lock that makes concurrent runs in one tree take turns.
+check:
+	@tests/deps.sh all
+	+@$(QEMU_ENV) $(RUN) check $(KVERS)
+
+# A kernel that is not an installed Debian one, e.g. a debug build:
+#   make check-kernel KIMAGE=/path/bzImage KDIR=/path/tree [KNAME=debug]
+# (`make bench` takes the same three variables.)
+check-kernel:
+	@test -n '$(KIMAGE)' -a -n '$(filter command line environment,$(origin KDIR))' || \
+		{ echo "usage: make check-kernel KIMAGE=/path/bzImage KDIR=/path/tree [KNAME=name] [KAPPEND=...]" >&2; exit 2; }
+	@tests/deps.sh all
+	+@$(QEMU_ENV) KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)' $(RUN) check
+
+bench:
+	@tests/deps.sh all
+	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
+		$(RUN) bench $(KVERS)
+
+check-host: deps-build
+	+@$(RUN) check-host
+
+bench-host: deps-build
+	+@$(RUN) bench-host
+
+# dkms add/build/install/remove in private DKMS trees, for each kernel.
+dkms-check:
+	@tests/deps.sh all
+	@tests/dkms.sh check $(KVERS)
+
+# For a host that loads modules: sources to /usr/src, dkms install for the
+# running kernel (or KVERS).
+dkms-install:
+	@tests/dkms.sh install $(KVERS)
+dkms-uninstall:
+	@tests/dkms.sh uninstall
+
+# --- install ---------------------------------------------------------------
+MAN_PAGES := $(wildcard man/*.[1-8])
+
+install: lib
+	install -d '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)/tofutex'
+	install -m 644 $(LIB_A) '$(DESTDIR)$(LIBDIR)/'
+ifneq ($(LIB_SO),)
+	install -m 755 $(LIB_SO) '$(DESTDIR)$(LIBDIR)/'
+	ln -sfn libtofutex.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libtofutex.so.$(SOVERSION)'
+	ln -sfn libtofutex.so.$(SOVERSION) '$(DESTDIR)$(LIBDIR)/libtofutex.so'
+endif
+	install -m 644 lib/tofutex.h '$(DESTDIR)$(INCLUDEDIR)/tofutex.h'
+	install -m 644 uapi/tofutex.h '$(DESTDIR)$(INCLUDEDIR)/tofutex/uapi.h'
+ifneq ($(wildcard lib/tofutex.pc.in),)
+	install -d '$(DESTDIR)$(PKGCONFIGDIR)'
+	sed -e 's|@PREFIX@|$(PREFIX)|g; s|@prefix@|$(PREFIX)|g' \
+	    -e 's|@EXEC_PREFIX@|$(PREFIX)|g; s|@exec_prefix@|$(PREFIX)|g' \
+	    -e 's|@LIBDIR@|$(LIBDIR)|g; s|@libdir@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g; s|@includedir@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g; s|@version@|$(VERSION)|g' \
+	    lib/tofutex.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc'
+	@! grep -n '@[A-Za-z_]*@' '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc' || \
+		{ echo "install: unknown @VARIABLE@ left in tofutex.pc" >&2; exit 1; }
+endif
+	@set -e; for m in $(MAN_PAGES); do \
+		s=$${m##*.}; \
+		install -d '$(DESTDIR)$(MANDIR)'/man$$s; \
+		echo "install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/"; \
+		install -m 644 $$m '$(DESTDIR)$(MANDIR)'/man$$s/; \
+	done
+	@if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && [ -n '$(LIB_SO)' ]; then ldconfig; fi
+
+uninstall:
+	rm -f '$(DESTDIR)$(LIBDIR)'/libtofutex.a '$(DESTDIR)$(LIBDIR)'/libtofutex.so*
+	rm -f '$(DESTDIR)$(INCLUDEDIR)/tofutex.h' '$(DESTDIR)$(INCLUDEDIR)/tofutex/uapi.h'
+	-rmdir '$(DESTDIR)$(INCLUDEDIR)/tofutex'
+	rm -f '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc'
+	@for m in $(MAN_PAGES); do \
+		f='$(DESTDIR)$(MANDIR)'/man$${m##*.}/$${m##*/}; \
+		echo "rm -f $$f"; rm -f "$$f"; \
+	done
+
+clean:
+	rm -rf build
+
+help:
+	@echo 'make                 module for KDIR (default: $(KDIR)),'
+	@echo '                     libtofutex, tests and benchmarks, in build/'
+	@echo 'make check           tests in QEMU on every installed Debian 6.1/6.12 kernel'
+	@echo '                     (KVERS="6.1 6.12.117+deb12-amd64" to choose)'
+	@echo 'make bench           benchmarks in a QEMU guest (KVERS=6.1 to choose)'
+	@echo 'make check-kernel KIMAGE=bzImage KDIR=tree [KNAME=name]'
+	@echo '                     tests in QEMU on any kernel image and build tree'
+	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
+	@echo 'make bench-host      benchmarks on this host'
+	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
+	@echo '                     (private DKMS trees; the system is untouched)'
+	@echo 'make dkms-install     install the module with DKMS (running kernel or KVERS)'
+	@echo 'make dkms-uninstall  dkms remove it again'
+	@echo 'make install         library, headers, pkg-config file, man pages'
+	@echo '                     (PREFIX=$(PREFIX), DESTDIR=)'
+	@echo 'make deps            install the Debian packages all of this needs'
+	@echo 'make clean           remove build/'
+	@echo 'Variables: KAPPEND (guest kernel command line), QEMU_TIMEOUT (s),'
+	@echo '           VERBOSE=1 (guest console on the terminal), MODULE_W (W= for Kbuild)'

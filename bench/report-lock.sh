@@ -1,0 +1,429 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/report-lock.sh [-o DIR] FILE - tables and charts from bench_lock's
+# raw output, on the host.
+#
+# FILE is what bench_lock printed (e.g. build/bench/<kernel>/bench_lock.txt
+# from `make bench`) or the file of its --csv option: only the lines
+# starting with "bench_lock," are read, so the human tables around them and
+# a prefix a harness may add to each line do not matter.
+#
+# Prints, from the "run" records (one per repetition): the method (the
+# "meta" records), throughput per block (median [min-max] over the
+# repetitions), the ratio to glibc's default mutex ("tie" within 0.25 of
+# 1.00), kernel calls per 1000 operations, fairness (per-thread min/mean
+# completion time) and acquisition latency. Writes to DIR (default: FILE's
+# directory):
+#   lock-raw.csv                 the CSV records, as extracted
+#   lock-summary.csv             one line per point: medians, spreads, ratio
+#   lock-<unit>-w<work>.png      throughput vs threads, one line per
+#                                implementation, min-max error bars
+# Charts need gnuplot (Debian: gnuplot-nox, installed by tests/deps.sh);
+# without it the tables are still printed and the script says so.
+set -euo pipefail
+
+usage() {
+	echo "usage: ${0##*/} [-o DIR] FILE" >&2
+	exit 2
+}
+
+outdir=
+while getopts "o:h" opt; do
+	case $opt in
+	o) outdir=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || usage
+in=$1
+[ -r "$in" ] || { echo "report-lock: cannot read $in" >&2; exit 1; }
+[ -n "$outdir" ] || outdir=$(dirname "$in")
+mkdir -p "$outdir"
+
+raw=$outdir/lock-raw.csv
+summary=$outdir/lock-summary.csv
+# Scratch files from the awk pass to the chart step.
+dats=$outdir/.lock-dats
+impls=$outdir/.lock-impls
+title=$outdir/.lock-title
+trap 'rm -f "$dats" "$impls" "$title" "$raw.new" "$outdir"/lock-*.dat' EXIT
+
+# Serial ports add carriage returns; harnesses may prefix lines.
+# Through a temporary file: FILE may be an earlier lock-raw.csv itself.
+tr -d '\r' <"$in" | sed -n 's/^.*\(bench_lock,\(meta\|record\|run\|uncontended\),\)/\1/p' >"$raw.new"
+mv "$raw.new" "$raw"
+if ! grep -q '^bench_lock,run,' "$raw"; then
+	echo "report-lock: no bench_lock run records in $in" >&2
+	exit 1
+fi
+
+# One awk pass computes everything; it writes the summary CSV and a data
+# file per block for gnuplot, and prints the tables.
+awk -F, -v summary="$summary" -v outdir="$outdir" -v dats="$dats" \
+	-v impls="$impls" -v title="$title" '
+function isort(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) {
+		t = a[i]
+		for (j = i - 1; j >= 1 && a[j] > t; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = t
+	}
+}
+# Median, min and max of the "|"-separated values in s (n/a if any is).
+function stats(s,   v, n, i) {
+	n = split(s, v, "|")
+	for (i = 1; i <= n; i++) {
+		if (v[i] == "n/a") {
+			MED = MIN = MAX = "n/a"
+			return
+		}
+		v[i] += 0
+	}
+	isort(v, n)
+	MIN = v[1]
+	MAX = v[n]
+	MED = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+# (mawk creates vals[key] before it evaluates the right-hand side, so the
+# test must not share a statement with the assignment.)
+function add(key, val) {
+	if (key in vals)
+		val = vals[key] "|" val
+	vals[key] = val
+}
+# "*" when a repetition of point k stopped at the budget. (A plain cut[k]
+# would create the element.)
+function mark(k) {
+	return (k in cut) ? "*" : ""
+}
+function cell(s) {
+	printf " %15s", s
+}
+function ratio(r, impl) {
+	if (impl == "pthread")
+		return "1.00"
+	if (r >= 1 - tie && r <= 1 + tie)
+		return sprintf("%.2f tie", r)
+	return sprintf("%.2f", r)
+}
+function header(first,   i) {
+	printf "%-20s", first
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+}
+BEGIN { tie = 0.25 }
+$2 == "meta" {
+	v = $4
+	for (i = 5; i <= NF; i++)
+		v = v "," $i
+	if (!($3 in meta))
+		meta_key[++n_meta] = $3
+	meta[$3] = v
+	next
+}
+$2 == "record" {
+	for (i = 3; i <= NF; i++)
+		col[$i] = i
+	n_need = split("impl unit work_units threads ops ops_per_s elapsed_ns lock_calls unlock_calls vcsw lat_p50_ns lat_p99_ns lat_max_ns sleeps handoffs fair ops_done cut", need, " ")
+	for (i = 1; i <= n_need; i++)
+		if (!(need[i] in col)) {
+			printf "report-lock: the records have no %s field: output of an older bench_lock?\n", need[i] > "/dev/stderr"
+			bad = 1
+			exit 1
+		}
+	next
+}
+$2 == "uncontended" {
+	# impl, rep, ops, ns per lock+unlock pair
+	if (!($3 in un_have)) {
+		un_have[$3] = 1
+		un_name[++n_un] = $3
+	}
+	add("un" SUBSEP $3, $6)
+	next
+}
+$2 == "run" {
+	if (!("impl" in col)) {
+		print "report-lock: run records before the header record" > "/dev/stderr"
+		exit 1
+	}
+	impl = $col["impl"]; unit = $col["unit"]; work = $col["work_units"]
+	thr = $col["threads"]; ops = $col["ops"]
+	blk = unit SUBSEP work
+	if (!(blk in seen_blk)) {
+		seen_blk[blk] = 1
+		blk_list[++n_blk] = blk
+	}
+	if (!(impl in seen_impl)) {
+		seen_impl[impl] = 1
+		impl_name[++n_impl] = impl
+	}
+	if (!(thr in seen_thr)) {
+		seen_thr[thr] = 1
+		thr_list[++n_thr] = thr
+	}
+	k = blk SUBSEP thr SUBSEP impl
+	have[k] = 1
+	ops_of[k] = ops
+	add(k SUBSEP "ops_per_s", $col["ops_per_s"])
+	add(k SUBSEP "elapsed_ns", $col["elapsed_ns"])
+	add(k SUBSEP "lock_calls", $col["lock_calls"])
+	add(k SUBSEP "unlock_calls", $col["unlock_calls"])
+	add(k SUBSEP "vcsw", $col["vcsw"])
+	add(k SUBSEP "lat_p50_ns", $col["lat_p50_ns"])
+	add(k SUBSEP "lat_p99_ns", $col["lat_p99_ns"])
+	add(k SUBSEP "lat_max_ns", $col["lat_max_ns"])
+	add(k SUBSEP "sleeps", $col["sleeps"])
+	add(k SUBSEP "handoffs", $col["handoffs"])
+	add(k SUBSEP "fair", $col["fair"])
+	add(k SUBSEP "ops_done", $col["ops_done"])
+	if ($col["cut"] == 1)
+		cut[k] = "*"
+	reps[k]++
+	next
+}
+END {
+	if (bad || !n_blk)
+		exit 1
+	print "== bench_lock report =="
+	for (i = 1; i <= n_meta; i++)
+		printf "method: %s = %s\n", meta_key[i], meta[meta_key[i]]
+
+	if (n_un) {
+		printf "\n== uncontended lock+unlock, 1 thread, no critical section or work: ns per pair, median [min-max] ==\n"
+		printf "%-20s", ""
+		for (i = 1; i <= n_un; i++)
+			cell(un_name[i])
+		printf "\n%-20s", "ns per pair"
+		for (i = 1; i <= n_un; i++) {
+			stats(vals["un" SUBSEP un_name[i]])
+			un_med[un_name[i]] = MED
+			cell(sprintf("%.1f[%.1f-%.1f]", MED, MIN, MAX))
+		}
+		printf "\n"
+		n_base = split("tas tas-call", base_of, " ")
+		for (b = 1; b <= n_base; b++) {
+			if (!(base_of[b] in un_med))
+				continue
+			printf "%-20s", "ratio to " base_of[b]
+			for (i = 1; i <= n_un; i++)
+				cell(sprintf("%.2f", un_med[un_name[i]] / un_med[base_of[b]]))
+			printf "\n"
+		}
+	}
+
+	# Point medians, for every table below and the summary CSV.
+	printf "unit,work_units,threads,impl,reps,ops,ops_done_med,cut,ops_per_s_med,ops_per_s_min,ops_per_s_max,ratio_to_pthread,lock_calls_med,unlock_calls_med,lock_per_1000,unlock_per_1000,vcsw_med,fair_min_mean_med,lat_p50_ns_med,lat_p99_ns_med,lat_max_ns_med,sleeps_med,handoffs_med\n" > summary
+	for (b = 1; b <= n_blk; b++) {
+		blk = blk_list[b]
+		for (t = 1; t <= n_thr; t++) {
+			thr = thr_list[t]
+			base = ""
+			kb = blk SUBSEP thr SUBSEP "pthread"
+			if (kb in have) {
+				stats(vals[kb SUBSEP "ops_per_s"])
+				base = MED
+			}
+			for (i = 1; i <= n_impl; i++) {
+				k = blk SUBSEP thr SUBSEP impl_name[i]
+				if (!(k in have))
+					continue
+				stats(vals[k SUBSEP "ops_per_s"])
+				tp[k] = MED; tpmin[k] = MIN; tpmax[k] = MAX
+				rat[k] = base == "" ? "n/a" : MED / base
+				stats(vals[k SUBSEP "lock_calls"]); lc[k] = MED
+				stats(vals[k SUBSEP "unlock_calls"]); uc[k] = MED
+				stats(vals[k SUBSEP "vcsw"]); cs[k] = MED
+				stats(vals[k SUBSEP "fair"]); fair[k] = MED
+				stats(vals[k SUBSEP "lat_p50_ns"]); p50[k] = MED
+				stats(vals[k SUBSEP "lat_p99_ns"]); p99[k] = MED
+				stats(vals[k SUBSEP "lat_max_ns"]); pmax[k] = MED
+				stats(vals[k SUBSEP "sleeps"]); sl[k] = MED
+				stats(vals[k SUBSEP "handoffs"]); ho[k] = MED
+				stats(vals[k SUBSEP "ops_done"]); od[k] = MED
+				split(blk, bu, SUBSEP)
+				printf "%s,%s,%s,%s,%d,%s,%.0f,%d,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%s,%.3f,%s,%s,%s,%s,%s\n", \
+					bu[1], bu[2], thr, impl_name[i], reps[k], ops_of[k], \
+					od[k], (k in cut), \
+					tp[k], tpmin[k], tpmax[k], \
+					rat[k] == "n/a" ? "n/a" : sprintf("%.3f", rat[k]), \
+					lc[k], uc[k], \
+					lc[k] == "n/a" ? "n/a" : sprintf("%.2f", lc[k] * 1000 / od[k]), \
+					uc[k] == "n/a" ? "n/a" : sprintf("%.2f", uc[k] * 1000 / od[k]), \
+					cs[k], fair[k], p50[k], p99[k], pmax[k], sl[k], ho[k] > summary
+			}
+		}
+	}
+	close(summary)
+
+	# Throughput tables and the gnuplot data, one per block.
+	for (b = 1; b <= n_blk; b++) {
+		blk = blk_list[b]
+		split(blk, bu, SUBSEP)
+		k1 = blk SUBSEP thr_list[1] SUBSEP impl_name[1]
+		printf "\n== critical section %s %s, work %s %s: throughput, kops/s, median [min-max] of %d ==\n", \
+			meta["cs_units"], bu[1], bu[2], bu[1], reps[k1]
+		header("threads")
+		dat = outdir "/lock-" bu[1] "-w" bu[2] ".dat"
+		printf "# threads" > dat
+		for (i = 1; i <= n_impl; i++)
+			printf " %s_med %s_min %s_max", impl_name[i], impl_name[i], impl_name[i] > dat
+		printf "\n" > dat
+		for (t = 1; t <= n_thr; t++) {
+			thr = thr_list[t]
+			printf "%-20s", thr
+			printf "%s", thr > dat
+			for (i = 1; i <= n_impl; i++) {
+				k = blk SUBSEP thr SUBSEP impl_name[i]
+				if (k in have) {
+					cell(sprintf("%.0f[%.0f-%.0f]%s", tp[k] / 1e3, tpmin[k] / 1e3, tpmax[k] / 1e3, mark(k)))
+					printf " %.1f %.1f %.1f", tp[k] / 1e3, tpmin[k] / 1e3, tpmax[k] / 1e3 > dat
+				} else {
+					cell("-")
+					printf " NaN NaN NaN" > dat
+				}
+			}
+			printf "\n"
+			printf "\n" > dat
+		}
+		close(dat)
+		dat_list = dat_list dat "\n"
+	}
+
+	printf "\n== ops/s ratio to pthread default (medians; \"tie\": within %.2f of 1.00) ==\n", tie
+	printf "%-6s %5s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++) {
+				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
+				cell(!(k in have) ? "-" : rat[k] == "n/a" ? "n/a" : ratio(rat[k], impl_name[i]) mark(k))
+			}
+			printf "\n"
+		}
+	}
+
+	printf "\n== kernel calls per 1000 operations, lock/unlock (medians) ==\n"
+	printf "%-6s %5s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++) {
+				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
+				if (!(k in have))
+					cell("-")
+				else if (lc[k] == "n/a" || uc[k] == "n/a")
+					cell("n/a")
+				else
+					cell(sprintf("%.1f/%.1f%s", lc[k] * 1000 / od[k], uc[k] * 1000 / od[k], mark(k)))
+			}
+			printf "\n"
+		}
+	}
+
+	printf "\n== fairness: per-thread completion time min/mean (medians) ==\n"
+	printf "%-6s %5s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++) {
+				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
+				cell(k in have ? sprintf("%.2f%s", fair[k], mark(k)) : "-")
+			}
+			printf "\n"
+		}
+	}
+
+	printf "\n== acquisition latency p50/p99, us (medians; sampled on 1 in %s operations) ==\n", meta["lat_sample_every"]
+	printf "%-6s %5s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++) {
+				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
+				if (!(k in have))
+					cell("-")
+				else if (p50[k] == "n/a")
+					cell("n/a")
+				else
+					cell(sprintf("%.2f/%.2f", p50[k] / 1e3, p99[k] / 1e3))
+			}
+			printf "\n"
+		}
+	}
+
+	for (k in cut) {
+		printf "\n* = at least one repetition stopped at the %s s budget (--budget): ops/s from the operations done, fairness from operations done per thread\n", meta["budget_s"]
+		break
+	}
+
+	# For the chart step: implementation names, then the data files.
+	printf "%s", dat_list > dats
+	for (i = 1; i <= n_impl; i++)
+		printf "%s\n", impl_name[i] > impls
+	max_thr = 1
+	for (t = 1; t <= n_thr; t++)
+		if (thr_list[t] + 0 > max_thr)
+			max_thr = thr_list[t] + 0
+	printf "%s|%s|%s|%s|%s|%s|%s\n", meta["kernel"], meta["vcpus"], meta["emulation"], meta["ops"], meta["reps"], meta["cs_units"], max_thr > title
+}' "$raw"
+
+echo
+echo "report-lock: raw records: $raw"
+echo "report-lock: point summary: $summary"
+
+if ! command -v gnuplot >/dev/null; then
+	echo "report-lock: gnuplot is missing (apt-get install gnuplot-nox): no charts"
+	exit 0
+fi
+
+IFS='|' read -r kernel vcpus emulation ops reps cs max_thr < <(tr -d "\"'" <"$title")
+mapfile -t names <"$impls"
+while read -r dat; do
+	[ -n "$dat" ] || continue
+	base=${dat%.dat}
+	block=${base##*/lock-}		# <unit>-w<work>
+	unit=${block%-w*}
+	work=${block##*-w}
+	png=$base.png
+	plot=
+	for i in "${!names[@]}"; do
+		c=$((2 + 3 * i))
+		# Columns med, min, max of implementation i.
+		plot+="${plot:+, }'$dat' using 1:$c:$((c + 1)):$((c + 2)) with yerrorlines lw 2 title '${names[$i]}'"
+	done
+	gnuplot <<-EOF
+	set terminal pngcairo size 900,600 noenhanced
+	set output '$png'
+	set title "bench_lock: cs $cs $unit, work $work $unit, $ops ops/point, median of $reps (bars: min-max)\nkernel $kernel, $vcpus vCPUs, emulation: $emulation"
+	set xlabel 'threads'
+	set ylabel 'kops/s (log scale)'
+	set logscale x 2
+	set xrange [0.8:$max_thr * 1.25]
+	set logscale y
+	set grid
+	set key outside right
+	set xtics (1, 2, 4, 8, 16, 32, 64, 128)
+	plot $plot
+	EOF
+	echo "report-lock: chart: $png"
+done <"$dats"

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the Check tests: time, scaling, bounded waits, a
+ * failure record for worker threads, statistics. Header-only (static
+ * inline) so that every tests/test_*.c builds into its own binary without
+ * an extra object.
+ *
+ * Rules the tests follow: assert behaviour, never timing. Every wait is
+ * bounded (generously: the guest is emulated and the debug kernel is ~15x
+ * slower), and a test that would otherwise hang fails through a bounded
+ * wait with a message or, at worst, through Check's per-test timeout.
+ *
+ * Worker threads must not call ck_assert*(): Check's assertions are not
+ * thread-safe. They record the first failure with TFAIL()/TCHECK() and the
+ * test's main thread reports it with tfail_assert() after joining them.
+ */
+#ifndef TOFUTEX_TESTS_COMMON_H
+#define TOFUTEX_TESTS_COMMON_H
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tofutex.h>
+
+#define NSEC_PER_USEC	1000ULL
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+
+/* Bound on waiting for something another thread does "soon". */
+#define TEST_WAIT_NS	(20 * NSEC_PER_SEC)
+
+/* Check's per-test timeouts (seconds); CK_TIMEOUT_MULTIPLIER scales them. */
+#define TEST_TIMEOUT_SHORT	30
+#define TEST_TIMEOUT_LONG	120
+
+/*
+ * TOFUTEX_TEST_SCALE (default 1) multiplies iteration counts; the debug
+ * kernel run sets it below 1. Anything unparsable or not positive counts
+ * as 1.
+ */
+static inline double test_scale(void)
+{
+	const char *s = getenv("TOFUTEX_TEST_SCALE");
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 1.0;
+	v = strtod(s, &end);
+	if (*end || !(v > 0.0))
+		return 1.0;
+	return v;
+}
+
+/* @n scaled by TOFUTEX_TEST_SCALE, at least @min. */
+static inline unsigned long scaled(unsigned long n, unsigned long min)
+{
+	double v = (double)n * test_scale();
+
+	return v < (double)min ? min : (unsigned long)v;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct timespec ts_from_ns(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
+	};
+
+	return ts;
+}
+
+/* An absolute CLOCK_MONOTONIC time @rel_ns from now. */
+static inline struct timespec ts_in(uint64_t rel_ns)
+{
+	return ts_from_ns(now_ns() + rel_ns);
+}
+
+static inline void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = ts_from_ns(ns);
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static inline uint32_t test_gettid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+static inline uint32_t word_load(const uint32_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Poll @cond every 100 us until it holds or @timeout_ns passed; @ok is set
+ * to whether it held. Polling sleeps, so the poller is off the CPU most of
+ * the time (a lock owner that polls does not keep waiters spinning).
+ */
+#define WAIT_UNTIL(ok, cond, timeout_ns)				\
+	do {								\
+		uint64_t end_ = now_ns() + (timeout_ns);		\
+		for (;;) {						\
+			if (cond) {					\
+				(ok) = true;				\
+				break;					\
+			}						\
+			if (now_ns() > end_) {				\
+				(ok) = false;				\
+				break;					\
+			}						\
+			sleep_ns(100 * NSEC_PER_USEC);			\
+		}							\
+	} while (0)
+
+/* Join @t within @timeout_ns; false if it is still running. */
+static inline bool join_within(pthread_t t, void **ret, uint64_t timeout_ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(timeout_ns / NSEC_PER_SEC);
+	ts.tv_nsec += (long)(timeout_ns % NSEC_PER_SEC);
+	if (ts.tv_nsec >= (long)NSEC_PER_SEC) {
+		ts.tv_sec++;
+		ts.tv_nsec -= (long)NSEC_PER_SEC;
+	}
+	return pthread_timedjoin_np(t, ret, &ts) == 0;
+}
+
+/* The first failure recorded by any thread of the test. */
+struct tfail_record {
+	pthread_mutex_t lock;
+	bool failed;
+	char msg[512];
+};
+
+static inline struct tfail_record *tfail_record(void)
+{
+	static struct tfail_record rec = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+	return &rec;
+}
+
+__attribute__((format(printf, 3, 4)))
+static inline void tfail_at(const char *file, int line, const char *fmt, ...)
+{
+	struct tfail_record *rec = tfail_record();
+	va_list ap;
+	int n;
+
+	pthread_mutex_lock(&rec->lock);
+	if (!rec->failed) {
+		rec->failed = true;
+		n = snprintf(rec->msg, sizeof(rec->msg), "%s:%d: ", file, line);
+		va_start(ap, fmt);
+		vsnprintf(rec->msg + n, sizeof(rec->msg) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&rec->lock);
+}
+
+#define TFAIL(...) tfail_at(__FILE__, __LINE__, __VA_ARGS__)
+#define TCHECK(cond, ...)						\
+	do {								\
+		if (!(cond))						\
+			TFAIL(__VA_ARGS__);				\
+	} while (0)
+
+static inline bool tfailed(void)
+{
+	struct tfail_record *rec = tfail_record();
+	bool failed;
+
+	pthread_mutex_lock(&rec->lock);
+	failed = rec->failed;
+	pthread_mutex_unlock(&rec->lock);
+	return failed;
+}
+
+/* Checked fixture: a fresh record per test (matters with CK_FORK=no). */
+static inline void tfail_reset(void)
+{
+	struct tfail_record *rec = tfail_record();
+
+	pthread_mutex_lock(&rec->lock);
+	rec->failed = false;
+	rec->msg[0] = '\0';
+	pthread_mutex_unlock(&rec->lock);
+}
+
+/* Call from the test's main thread after joining the workers. */
+static inline void tfail_assert(void)
+{
+	struct tfail_record *rec = tfail_record();
+
+	pthread_mutex_lock(&rec->lock);
+	if (rec->failed) {
+		pthread_mutex_unlock(&rec->lock);
+		ck_abort_msg("%s", rec->msg);
+	}
+	pthread_mutex_unlock(&rec->lock);
+}
+
+/* Statistics through the library; fails the test if they cannot be read. */
+static inline struct tofutex_stats stats_get(uint32_t scope)
+{
+	struct tofutex_stats st;
+	int r;
+
+	memset(&st, 0, sizeof(st));
+	r = tofutex_stats(scope, &st);
+	ck_assert_msg(r == 0, "tofutex_stats(%u) = %d (%s)", scope, r,
+		      strerror(r));
+	return st;
+}
+
+/*
+ * A unit of work that the compiler cannot drop and that widens the window
+ * in which a broken lock lets two threads into a critical section.
+ */
+static inline void busy_work(unsigned int n)
+{
+	volatile unsigned int sink = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sink += i;
+}
+
+/* main() of every test binary: run @s with Check's CK_* environment. */
+static inline int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif /* TOFUTEX_TESTS_COMMON_H */

@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/dkms.sh check [KVER...]    (make dkms-check)
+# tests/dkms.sh install [KVER...]  (make dkms-install)
+# tests/dkms.sh uninstall          (make dkms-uninstall)
+#
+# check: proves that dkms.conf works from a clean copy of the sources:
+# `dkms add`, then `dkms build` and `dkms install` for each kernel (default:
+# every installed Debian 6.1 and 6.12 kernel), checks each module's
+# version and vermagic, then `dkms remove`. DKMS runs with its own trees
+# under a temporary directory (--dkmstree, --sourcetree, --installtree,
+# --no-depmod), so the system's DKMS state and /lib/modules are untouched.
+#
+# install: the real thing, for a host that can load modules: the module
+# sources (only what DKMS needs) go to /usr/src/tofutex-<version>, then
+# dkms install for each kernel (default: the running one).
+#
+# uninstall: dkms remove --all and delete /usr/src/tofutex-<version>.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cmd=${1-}
+shift || true
+
+die() {
+	echo "dkms.sh: $*" >&2
+	exit 1
+}
+
+version=$(sed -n 's/^#define[[:space:]]*TOFUTEX_MODULE_VERSION[[:space:]]*"\(.*\)".*/\1/p' \
+	"$top/module/tofutex.h")
+conf_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+[ -n "$version" ] || die "no TOFUTEX_MODULE_VERSION in module/tofutex.h"
+[ "$version" = "$conf_version" ] ||
+	die "dkms.conf PACKAGE_VERSION=$conf_version but module/tofutex.h says $version"
+command -v dkms >/dev/null || die "dkms is not installed (tests/deps.sh)"
+[ "$(id -u)" = 0 ] || die "dkms needs root"
+
+# copy_sources DIR: what DKMS needs, and nothing built.
+copy_sources() {
+	mkdir -p "$1"
+	cp -a "$top/Kbuild" "$top/dkms.conf" "$top/module" "$top/uapi" "$1/"
+	# Objects of an in-tree build must not reach DKMS.
+	find "$1/module" -type f ! -name '*.[ch]' -delete
+}
+
+kernels() {
+	if [ $# -gt 0 ]; then
+		for k in "$@"; do "$top/tests/qemu/kernels.sh" resolve "$k"; done
+	else
+		"$top/tests/qemu/kernels.sh" list
+	fi
+}
+
+case $cmd in
+check)
+	tmp=$(mktemp -d /tmp/tofutex-dkms.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT
+	copy_sources "$tmp/tree"
+	d=(dkms --dkmstree "$tmp/dkms" --sourcetree "$tmp/src"
+	   --installtree "$tmp/install")
+	mkdir -p "$tmp/dkms" "$tmp/src" "$tmp/install"
+	"${d[@]}" add "$tmp/tree" >"$tmp/add.log" 2>&1 || {
+		cat "$tmp/add.log" >&2
+		die "dkms add failed"
+	}
+	fails=0
+	list=$(kernels "$@")
+	[ -n "$list" ] || die "no kernels to build for"
+	for k in $list; do
+		echo "== dkms build/install tofutex/$version for $k"
+		start=$(date +%s)
+		# The install tree stands for /lib/modules: one directory per kernel.
+		mkdir -p "$tmp/install/$k"
+		log=$tmp/dkms-$k.log
+		if ! "${d[@]}" build -m tofutex -v "$version" -k "$k" >"$log" 2>&1 ||
+		   ! "${d[@]}" install --no-depmod -m tofutex -v "$version" -k "$k" >>"$log" 2>&1; then
+			cat "$log" >&2
+			f=$tmp/dkms/tofutex/$version/build/make.log
+			if [ -f "$f" ]; then
+				tail -n 30 "$f" >&2
+			fi
+			echo "FAILED: dkms for $k" >&2
+			fails=$((fails + 1))
+			continue
+		fi
+		ko=$(find "$tmp/install/$k/updates/dkms" -name 'tofutex.ko*' | head -n 1)
+		vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+		modver=$(modinfo -F version "$ko" 2>/dev/null)
+		if [ -z "$ko" ] || [ "$vermagic" != "$k" ] || [ "$modver" != "$version" ]; then
+			echo "FAILED: $k: installed module '${ko:-none}' has vermagic '$vermagic', version '$modver'" >&2
+			fails=$((fails + 1))
+			continue
+		fi
+		echo "ok: $k: ${ko#"$tmp"/install/} (vermagic $vermagic, version $modver, $(($(date +%s) - start)) s)"
+	done
+	"${d[@]}" remove --no-depmod -m tofutex -v "$version" --all >"$tmp/remove.log" 2>&1 ||
+		{ cat "$tmp/remove.log" >&2; die "dkms remove failed"; }
+	if [ "$fails" != 0 ]; then
+		echo "dkms-check: $fails kernel(s) failed"
+		exit 1
+	fi
+	echo "dkms-check: tofutex/$version builds and installs with DKMS for: $(tr '\n' ' ' <<<"$list")"
+	;;
+install)
+	src=/usr/src/tofutex-$version
+	if dkms status -m tofutex -v "$version" | grep -q .; then
+		dkms remove -m tofutex -v "$version" --all
+	fi
+	rm -rf "$src"
+	copy_sources "$src"
+	dkms add -m tofutex -v "$version"
+	if [ $# -eq 0 ]; then
+		set -- "$(uname -r)"
+	fi
+	for k in "$@"; do
+		dkms install -m tofutex -v "$version" -k "$k"
+	done
+	echo "installed; load it with: modprobe tofutex"
+	;;
+uninstall)
+	if dkms status -m tofutex -v "$version" | grep -q .; then
+		dkms remove -m tofutex -v "$version" --all
+	fi
+	rm -rf "/usr/src/tofutex-$version"
+	;;
+*)
+	echo "usage: $0 check [KVER...] | install [KVER...] | uninstall" >&2
+	exit 2
+	;;
+esac

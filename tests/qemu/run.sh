@@ -1,0 +1,395 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/qemu/run.sh MODE [KVER...] - run the tests or benchmarks.
+#
+#   check [KVER...]   for each kernel (default: tests/qemu/kernels.sh list):
+#                     build the module, pack an initramfs with busybox, the
+#                     module and the test programs, boot QEMU, collect the
+#                     results; then print one line "N passed, N failed"
+#   bench [KVER...]   the same with the benchmark programs, on one kernel
+#                     by default (kernels.sh bench); raw output is saved in
+#                     build/bench/<kernel>/<program>.txt
+#   check-host        the test programs on this machine (module loaded)
+#   bench-host        the benchmark programs on this machine
+#
+# KVER is an installed release or a prefix ("6.1", "6.12"). It builds the
+# user-space programs itself (make userspace), holding build/.run.lock so
+# that concurrent runs in one tree take turns.
+#
+# Environment:
+#   KIMAGE, KDIR, KNAME  boot this kernel image with a module built against
+#                        the build tree KDIR, instead of installed kernels;
+#                        KNAME labels it in the output (default: its release)
+#   KAPPEND              extra guest kernel command line
+#   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 3600 bench)
+#   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
+#                        in a guest, 600 on the host)
+#   TEST_ENV             "VAR=value ..." exported to the programs in the guest
+#   VERBOSE=1            guest console on the terminal as well
+#
+# How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
+# to its second serial port, which QEMU writes to a host file, and leaves
+# through the isa-debug-exit port, which makes QEMU's exit status odd. The
+# console (first serial port) is saved in build/<kver>/<mode>/console.log
+# and its tail is printed when a guest fails to report.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/tests/qemu
+mode=${1-}
+shift || true
+
+die() {
+	echo "run.sh: $*" >&2
+	exit 1
+}
+
+# The programs built from the sources there are now (build/ may still hold
+# programs whose sources are gone).
+test_bins() {
+	local src bin
+
+	for src in "$top"/tests/test_*.c; do
+		bin=$top/build/tests/$(basename "$src" .c)
+		[ -x "$bin" ] && echo "$bin"
+	done
+	return 0
+}
+
+bench_bins() {
+	local src bin
+
+	for src in "$top"/bench/*.c; do
+		bin=$top/build/bench/bin/$(basename "$src" .c)
+		[ -x "$bin" ] && echo "$bin"
+	done
+	return 0
+}
+
+# parse LABEL < results: print the guest's Check summaries and harness
+# failures; the last line is "COUNTS <passed> <failed> <ended>".
+parse() {
+	awk -v k="$1" '
+	function rest(n,   s, i) {	# fields n.. of the current line
+		s = $0
+		for (i = 1; i < n; i++)
+			sub(/^[^ ]+ /, "", s)
+		return s
+	}
+	/^@@CHECK / {
+		name = $2; rc = $3; sub(/^rc=/, "", rc)
+		secs = $4; sub(/^secs=/, "", secs)
+		summary = rest(5)
+		if (match(summary, /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/)) {
+			split(substr(summary, RSTART, RLENGTH), a, /[^0-9]+/)
+			pass += a[2] - a[3] - a[4]
+			fail += a[3] + a[4]
+			printf "[%s] %s: %s (%s s)\n", k, name, summary, secs
+			if (rc != 0 && a[3] + a[4] == 0) {
+				fail++
+				printf "[%s] %s: FAIL: exit status %s although no Check test failed\n", k, name, rc
+			}
+		} else {
+			fail++
+			printf "[%s] %s: FAIL: no Check summary (exit status %s%s)\n", k, name, rc,
+				rc == 124 || rc == 143 ? ": timed out" : ""
+		}
+		next
+	}
+	/^@@DETAIL / { printf "[%s]     %s: %s\n", k, $2, rest(3); next }
+	/^@@STEP / {
+		if ($3 != "ok") {
+			fail++
+			printf "[%s] harness: %s FAILED: %s\n", k, $2, rest(4)
+		} else {
+			ok = ok (ok == "" ? "" : ", ") $2 " ok"
+		}
+		next
+	}
+	/^@@BENCH-END / {
+		rc = $3; sub(/^rc=/, "", rc)
+		if (rc != 0) {
+			fail++
+			printf "[%s] %s: FAIL: exit status %s\n", k, $2, rc
+		}
+		next
+	}
+	/^@@BEGIN / {
+		for (i = 3; i <= NF; i++)
+			if ($i ~ /^uptime=/)
+				boot = substr($i, 8)
+		next
+	}
+	/^@@END / {
+		ended = 1
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^uptime=/)
+				end_up = substr($i, 8)
+	}
+	END {
+		if (ok != "")
+			printf "[%s] harness: %s\n", k, ok
+		if (boot != "" && end_up != "")
+			printf "[%s] guest: user space up %.1f s after boot, done at %.1f s\n", k, boot, end_up
+		printf "COUNTS %d %d %d\n", pass, fail, ended
+	}'
+}
+
+# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt,
+# printed as well. Then bench/report-NAME.sh, where there is one, makes
+# tables and charts from bench_NAME's output on the host.
+split_bench() {
+	local results=$1 dir=$2 f report
+
+	mkdir -p "$dir"
+	rm -f "$dir"/*.txt
+	awk -v dir="$dir" '
+	/^@@BENCH-BEGIN / { out = dir "/" $2 ".txt"; printf "" > out; next }
+	/^@@BENCH-END / { close(out); out = ""; next }
+	out != "" { print > out }' "$results"
+	for f in "$dir"/*.txt; do
+		[ -e "$f" ] || continue
+		echo "---- ${f#"$top"/}"
+		cat "$f"
+	done
+	for f in "$dir"/bench_*.txt; do
+		[ -e "$f" ] || continue
+		report=$top/bench/report-$(basename "$f" .txt | sed 's/^bench_//').sh
+		[ -x "$report" ] || continue
+		echo "---- ${report#"$top"/} ${f#"$top"/}"
+		if ! "$report" "$f"; then
+			total_fail=$((total_fail + 1))
+			echo "${report#"$top"/}: FAILED"
+		fi
+	done
+}
+
+total_pass=0
+total_fail=0
+
+# account LABEL PARSED_OUTPUT: print it and add its counts to the totals.
+account() {
+	local label=$1 parsed=$2 counts
+
+	counts=$(tail -n 1 <<<"$parsed")
+	sed '$d' <<<"$parsed"
+	# shellcheck disable=SC2086 # "COUNTS <passed> <failed> <ended>"
+	set -- $counts
+	total_pass=$((total_pass + $2))
+	total_fail=$((total_fail + $3))
+	if [ "$4" != 1 ]; then
+		total_fail=$((total_fail + 1))
+		echo "[$label] harness: FAILED: the guest did not finish its run"
+	fi
+}
+
+# guest NAME KDIR KIMAGE: one QEMU run of $mode.
+guest() {
+	local name=$1 kdir=$2 kimage=$3 kver ko dir root results console
+	local timeout test_timeout status start secs parsed qemu append bin
+
+	kver=$("$here/kernels.sh" kver "$kdir")
+	echo "== $name: building the module against $kdir"
+	ko=$("$here/build-module.sh" "$kdir") || {
+		total_fail=$((total_fail + 1))
+		echo "[$name] harness: FAILED: module build"
+		return 0
+	}
+
+	dir=$top/build/$kver/$mode
+	root=$dir/root
+	results=$dir/results.txt
+	console=$dir/console.log
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/tests" "$root/bench" "$root/etc"
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$here/init" "$root/init"
+	chmod 755 "$root/init"
+	cp "$ko" "$root/tofutex.ko"
+	if [ "$mode" = check ]; then
+		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+	else
+		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
+	fi
+	: >"$root/etc/tofutex-test.env"
+	for bin in ${TEST_ENV-}; do
+		printf '%s\n' "$bin" >>"$root/etc/tofutex-test.env"
+	done
+	(cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) |
+		gzip -1 >"$dir/initramfs.gz"
+
+	# Boot the unpacked vmlinux where possible: seconds faster under TCG.
+	kimage=$("$here/vmlinux.sh" "$kimage" "$top/build/$kver/vmlinux")
+
+	if [ "$mode" = check ]; then
+		timeout=${QEMU_TIMEOUT:-600}
+	else
+		timeout=${QEMU_TIMEOUT:-3600}
+	fi
+	# A program that hangs is killed in the guest first, so that the
+	# guest still reports everything else.
+	test_timeout=${TEST_TIMEOUT:-$((timeout > 60 ? timeout - 30 : timeout))}
+	append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
+	append="$append tofutex_test_timeout=$test_timeout ${KAPPEND-}"
+	qemu=(qemu-system-x86_64 -m 1G -smp 2 -nic none -nographic -no-reboot
+	      -monitor none -bios /usr/share/qemu/qboot.rom)
+	if [ "${VERBOSE-}" = 1 ]; then
+		qemu+=(-chardev "stdio,id=con,logfile=$console" -serial chardev:con)
+	else
+		qemu+=(-serial "file:$console")
+	fi
+	qemu+=(-serial "file:$results"
+	       -device isa-debug-exit,iobase=0xf4,iosize=0x04
+	       -kernel "$kimage" -initrd "$dir/initramfs.gz" -append "$append")
+
+	echo "== $name: booting $kimage ($mode, timeout ${timeout} s)"
+	rm -f "$results" "$console"
+	start=$(date +%s.%N)
+	status=0
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null || status=$?
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	touch "$results" "$console"
+
+	parsed=$(parse "$name" <"$results")
+	account "$name" "$parsed"
+	if [ $((status % 2)) = 1 ]; then
+		echo "[$name] guest finished in $secs s (exit port: $((status >> 1)))"
+	else
+		total_fail=$((total_fail + 1))
+		if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+			echo "[$name] harness: FAILED: timeout after $timeout s"
+		else
+			echo "[$name] harness: FAILED: the guest did not report" \
+			     "(QEMU status $status: kernel panic, reboot or QEMU error)"
+		fi
+		echo "[$name] last 40 console lines ($console):"
+		tail -n 40 "$console" | tr -d '\r' | sed "s/^/[$name] | /"
+	fi
+	if [ "$mode" = bench ]; then
+		split_bench "$results" "$top/build/bench/$name"
+	fi
+}
+
+# host: the same programs on this machine.
+host() {
+	local label results=$top/build/host/results.txt
+	local bin name rc t0 secs summary parsed
+
+	label="host $(uname -r)"
+
+	if [ ! -c /dev/tofutex ]; then
+		die "/dev/tofutex is missing: load the module first (dkms install, then modprobe tofutex; see README.md)"
+	fi
+	mkdir -p "$top/build/host"
+	: >"$results"
+	if [ "$mode" = check-host ]; then
+		[ -n "$(test_bins)" ] || die "no test programs in build/tests"
+		for bin in $(test_bins); do
+			name=${bin##*/}
+			echo "---- $name"
+			t0=$(date +%s.%N)
+			rc=0
+			CK_FORK=yes CK_VERBOSITY=${CK_VERBOSITY:-normal} \
+				timeout "${TEST_TIMEOUT:-600}" "$bin" 2>&1 |
+				tee "$top/build/host/$name.log" || rc=$?
+			secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+			summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/host/$name.log" | tail -n 1 || true)
+			echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
+			grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/host/$name.log" | head -n 50 |
+				sed "s/^/@@DETAIL $name /" >>"$results" || true
+		done
+	else
+		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin"
+		for bin in $(bench_bins); do
+			name=${bin##*/}
+			rc=0
+			echo "@@BENCH-BEGIN $name" >>"$results"
+			"$bin" >>"$results" 2>&1 || rc=$?
+			echo "@@BENCH-END $name rc=$rc" >>"$results"
+		done
+	fi
+	echo "@@END host" >>"$results"
+	parsed=$(parse "$label" <"$results")
+	echo "==== summary"
+	account "$label" "$parsed"
+	if [ "$mode" = bench-host ]; then
+		split_bench "$results" "$top/build/bench/host"
+	fi
+}
+
+case $mode in
+check|bench|check-host|bench-host) ;;
+*) die "usage: run.sh check|bench [KVER...] | check-host | bench-host" ;;
+esac
+
+# Two runs in one work tree (several people may share one) would overwrite
+# each other's programs, modules, initramfs and results: one at a time.
+mkdir -p "$top/build"
+exec {lock}>"$top/build/.run.lock"
+if ! flock -n "$lock"; then
+	echo "run.sh: waiting for another make check/bench in this tree (build/.run.lock)"
+	flock "$lock"
+fi
+# The programs are built under the lock, so that no other run relinks one
+# while it is being copied into an initramfs.
+"${MAKE:-make}" -C "$top" --no-print-directory userspace
+
+case $mode in
+check|bench)
+	for tool in qemu-system-x86_64 busybox cpio gzip timeout; do
+		command -v "$tool" >/dev/null || [ -x "/bin/$tool" ] ||
+			die "$tool is missing (run tests/deps.sh)"
+	done
+	[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
+	if [ "$mode" = check ]; then
+		[ -n "$(test_bins)" ] || die "no test programs in build/tests (run make first)"
+	else
+		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
+	fi
+
+	if [ -n "${KIMAGE-}" ]; then
+		[ -r "$KIMAGE" ] || die "KIMAGE=$KIMAGE is not readable"
+		[ -n "${KDIR-}" ] || die "KIMAGE needs KDIR (the tree to build the module against)"
+		kver=$("$here/kernels.sh" kver "$KDIR")
+		guest "${KNAME:-$kver}" "$KDIR" "$KIMAGE"
+	else
+		if [ $# -eq 0 ]; then
+			# shellcheck disable=SC2046 # one release per word
+			if [ "$mode" = check ]; then
+				set -- $("$here/kernels.sh" list)
+			else
+				set -- $("$here/kernels.sh" bench)
+			fi
+			[ $# -gt 0 ] || die "no installed Debian 6.1 or 6.12 kernel with headers (run tests/deps.sh)"
+		fi
+		for k in "$@"; do
+			kver=$("$here/kernels.sh" resolve "$k") || {
+				total_fail=$((total_fail + 1))
+				continue
+			}
+			guest "$kver" "/lib/modules/$kver/build" "/boot/vmlinuz-$kver"
+		done
+	fi
+	;;
+check-host|bench-host)
+	host
+	;;
+*)
+	die "usage: run.sh check|bench [KVER...] | check-host | bench-host"
+	;;
+esac
+
+case $mode in
+check|check-host)
+	echo "$total_pass passed, $total_fail failed"
+	;;
+*)
+	if [ "$total_fail" = 0 ]; then
+		echo "benchmarks finished; raw output in build/bench/"
+	else
+		echo "benchmarks: $total_fail failures (see above)"
+	fi
+	;;
+esac
+[ "$total_fail" = 0 ]
