@@ -26,9 +26,11 @@
  * Hand-off
  * --------
  * Stealing can starve the top waiter. Once it has been top waiter for
- * longer than handoff_ns, it sets state->handoff, and the next UNLOCK
- * writes the top waiter's TID into the word instead of 0 (the word never
- * passes through "free", so nobody can steal it) and wakes it. Hand-off
+ * longer than handoff_ns, it sets state->handoff and WAITERS, and the next
+ * UNLOCK writes the top waiter's TID into the word instead of 0 (the word
+ * never passes through "free", so nobody can steal it) and wakes it, if it
+ * is not spinning already. The waiter keeps spinning on a running owner
+ * meanwhile: the hand-off then costs no wake-up. Hand-off
  * is the exception, not the rule: forcing it on every contended unlock
  * cost the kernel mutex 11-123 % (shared/seeds/mutex-steal-vs-handoff).
  *
@@ -451,19 +453,26 @@ static int tofutex_block(struct tofutex_locker *lk,
  *
  * The spin budget covers one owner's hold of the lock: a new owner, after
  * a steal, gets a new budget, and after the budget is spent the caller
- * sleeps before it spins again. A starving top waiter does not spin: it
- * wants the hand-off, which needs WAITERS set so that the owner's unlock
- * enters the kernel. Spinning on a stream of thieves is thus bounded by
- * handoff_ns.
+ * sleeps before it spins again. A starving top waiter first sets WAITERS,
+ * so that the owner's unlock enters the kernel and hands the lock over;
+ * its spin then ends when the word changes to the caller's TID.
  *
  * Return: 0 to look at the word again, or a negative error.
  */
 static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 				 struct task_struct *owner, u32 word)
 {
+	u32 cur;
 	int ret;
 
-	if (!tofutex_starving(lk) && tofutex_owner_running(owner)) {
+	if (tofutex_starving(lk) && !(word & TOFUTEX_WAITERS)) {
+		ret = tofutex_word_cmpxchg(lk->uaddr, &cur, word,
+					   word | TOFUTEX_WAITERS);
+		if (ret || cur != word)
+			return ret;
+		word |= TOFUTEX_WAITERS;
+	}
+	if (tofutex_owner_running(owner)) {
 		tofutex_count(lk->table, TOFUTEX_CNT_SPINS);
 		ret = tofutex_spin_on_owner(lk, owner, &word,
 					    ktime_get_ns() + spin_ns);
