@@ -78,7 +78,7 @@ RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)'
 
 .PHONY: all module userspace lib test-bins bench-bins deps deps-build \
-	check check-kernel bench check-host bench-host \
+	check check-kernel check-debug bench check-host bench-host \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
 
@@ -162,6 +162,20 @@ check-kernel:
 	@tests/deps.sh all
 	+@$(QEMU_ENV) KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)' $(RUN) check
 
+# The self-built debug kernel (lockdep, KASAN, kmemleak, UBSAN, ...), built
+# once per machine into a cache outside the tree by tests/debug-kernel/build.sh
+# (rebuilt only when its config fragment or the source version changes). The
+# tests run scaled down, since that kernel is 10-20x slower under emulation,
+# with panic_on_warn; the harness scans kmemleak and the kernel log as always.
+DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 TOFUTEX_FUZZ_SECONDS=60 CK_TIMEOUT_MULTIPLIER=4
+DEBUG_QEMU_TIMEOUT ?= 1800
+check-debug:
+	@tests/deps.sh all
+	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
+	$(MAKE) --no-print-directory check-kernel KIMAGE="$$KIMAGE" KDIR="$$KDIR" \
+		KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
+		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV='$(DEBUG_TEST_ENV)'
+
 bench:
 	@tests/deps.sh all
 	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
@@ -238,6 +252,7 @@ help:
 	@echo 'make bench           benchmarks in a QEMU guest (KVERS=6.1 to choose)'
 	@echo 'make check-kernel KIMAGE=bzImage KDIR=tree [KNAME=name]'
 	@echo '                     tests in QEMU on any kernel image and build tree'
+	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
