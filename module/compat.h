@@ -9,4 +9,57 @@
 
 #include <linux/version.h>
 
+/* --- wake_local.c: running SWAP's wakee on the caller's CPU ------------ */
+
+#include <linux/sched.h>
+
+/*
+ * Which mechanism wake_local.c builds, best first:
+ *
+ * TOFUTEX_WAKE_LOCAL_CURRENT_CPU
+ *	The kernel's own wake-on-this-CPU (WF_CURRENT_CPU, 6.6 and later),
+ *	reachable only through __wake_up_on_current_cpu(). No kernel exports
+ *	it to modules today; Kbuild greps the target kernel's Module.symvers
+ *	and defines TOFUTEX_EXPORTED_WAKE_UP_ON_CURRENT_CPU if one does (so
+ *	no version check is needed: the export implies the declaration).
+ *
+ * TOFUTEX_WAKE_LOCAL_DEFERRED
+ *	The wake is deferred until the caller has switched out, through a
+ *	preempt notifier and an irq_work. Needs CONFIG_PREEMPT_NOTIFIERS,
+ *	which Debian's kernels have only because KVM selects it.
+ *
+ * Neither: a plain wake_up_process().
+ */
+#if defined(TOFUTEX_EXPORTED_WAKE_UP_ON_CURRENT_CPU)
+#define TOFUTEX_WAKE_LOCAL_CURRENT_CPU
+#elif defined(CONFIG_PREEMPT_NOTIFIERS)
+#define TOFUTEX_WAKE_LOCAL_DEFERRED
+#endif
+
+/**
+ * tofutex_task_blocked() - has @p, which is switching out, left its run queue?
+ * @p: the task being switched out; called with its run-queue lock held
+ *
+ * A task whose state is not TASK_RUNNING when it switches out may only
+ * have been preempted on its way to schedule(); then it is still queued
+ * and will run again without a wake-up. Only a task that schedule()
+ * dequeued has blocked.
+ *
+ * 6.12 added delayed dequeue for fair tasks: one that blocks while not
+ * eligible stays queued, with se.sched_delayed set, until the scheduler
+ * picks it and dequeues it then. It is blocked all the same: it needs a
+ * wake-up to run again. Mistaking it for a preempted task would make
+ * wake_local.c wait for a switch-out that never comes.
+ *
+ * Return: true when @p needs a wake-up to run again.
+ */
+static inline bool tofutex_task_blocked(const struct task_struct *p)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return !READ_ONCE(p->on_rq) || READ_ONCE(p->se.sched_delayed);
+#else
+	return !READ_ONCE(p->on_rq);
+#endif
+}
+
 #endif /* _TOFUTEX_COMPAT_H */

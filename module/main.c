@@ -31,6 +31,7 @@
 #include "tofutex.h"
 
 #define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | \
+			  TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP | \
 			  TOFUTEX_FEAT_STATS)
 
 static int tofutex_open(struct inode *inode, struct file *file)
@@ -100,6 +101,12 @@ static long tofutex_ioctl(struct file *file, unsigned int cmd,
 		return tofutex_ioc_lock(table, argp);
 	case TOFUTEX_IOC_UNLOCK:
 		return tofutex_ioc_unlock(table, argp);
+	case TOFUTEX_IOC_WAIT:
+		return tofutex_ioc_wait(table, argp);
+	case TOFUTEX_IOC_WAKE:
+		return tofutex_ioc_wake(table, argp);
+	case TOFUTEX_IOC_SWAP:
+		return tofutex_ioc_swap(table, argp);
 	case TOFUTEX_IOC_STATS:
 		return tofutex_ioc_stats(table, argp);
 	default:
@@ -131,15 +138,25 @@ static int __init tofutex_init(void)
 	ret = tofutex_stats_init();
 	if (ret)
 		return ret;
+	ret = tofutex_wake_local_init();
+	if (ret)
+		goto out_stats;
 	ret = misc_register(&tofutex_miscdev);
 	if (ret)
-		tofutex_stats_exit();
+		goto out_wake_local;
+	return 0;
+
+out_wake_local:
+	tofutex_wake_local_exit();
+out_stats:
+	tofutex_stats_exit();
 	return ret;
 }
 
 static void __exit tofutex_exit(void)
 {
 	misc_deregister(&tofutex_miscdev);
+	tofutex_wake_local_exit();
 	tofutex_stats_exit();
 }
 

@@ -7,10 +7,13 @@
  * stats.c    per-process and global statistics
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
+ * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
+ * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  */
 #ifndef _TOFUTEX_H
 #define _TOFUTEX_H
 
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -39,7 +42,9 @@ enum tofutex_state_kind {
  * @users:   tasks inside an ioctl on this state; the state is unhashed and
  *           freed by the put that drops the last one, under the bucket lock
  * @lock:    protects @waiters and the operation's fields below
- * @waiters: sleeping or spinning tasks, in arrival order
+ * @waiters: sleeping or spinning tasks, in arrival order (struct
+ *           tofutex_waiter of lock.c in a LOCK state, struct
+ *           tofutex_word_waiter of waitwake.c in a WAIT state)
  * @handoff: the top lock waiter starves; the next unlock hands it the lock
  *
  * A state exists only while at least one task is inside an ioctl on its
@@ -118,6 +123,36 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
+
+/* waitwake.c */
+
+long tofutex_ioc_wait(struct tofutex_table *table,
+		      struct tofutex_wait __user *argp);
+long tofutex_ioc_wake(struct tofutex_table *table,
+		      struct tofutex_wake __user *argp);
+long tofutex_ioc_swap(struct tofutex_table *table,
+		      struct tofutex_swap __user *argp);
+
+/* wake_local.c */
+
+int tofutex_wake_local_init(void);
+void tofutex_wake_local_exit(void);
+
+/**
+ * tofutex_wake_local() - wake a task onto this CPU, and sleep
+ * @wakee:   the task to wake, with a reference that this call consumes;
+ *           NULL to only sleep
+ * @expires: absolute CLOCK_MONOTONIC end of the sleep, KTIME_MAX for none
+ *
+ * The caller has queued itself where its own wake-up will find it, set a
+ * sleeping task state, and holds no locks. The wakee runs on the caller's
+ * CPU when the mechanism built in (compat.h) allows it and the wakee's
+ * affinity includes that CPU; otherwise wherever the scheduler puts it.
+ * Either way it is woken exactly once, also when the caller's sleep ends
+ * at once (already woken, a signal pending, @expires past). Returns with
+ * the caller running.
+ */
+void tofutex_wake_local(struct task_struct *wakee, ktime_t expires);
 
 /* main.c */
 
