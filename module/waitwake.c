@@ -28,11 +28,14 @@
  * its word, so a queued waiter keeps its state alive, and a WAKE that
  * finds no state knows that nobody waits.
  *
- * Tasks are woken under state->lock in WAKE (the waiter cannot free its
- * entry before the waker drops it, only the task may exit, and the
- * reference covers that). SWAP takes its wakee off the queue first and
- * wakes it only after queueing itself, as FUTEX_SWAP did, with no lock
- * held. No two state locks are ever held at once.
+ * Tasks are woken with no lock held, as futex's wake_q does: a wakee
+ * that runs at once must not find the lock still held by its waker (in an
+ * emulated guest whose vCPU thread the host preempts, it would spin for a
+ * host time slice). WAKE takes waiters off the queue in batches of
+ * TOFUTEX_WAKE_BATCH, each under state->lock, and wakes each batch after
+ * dropping it. SWAP takes its wakee off the queue first and wakes it only
+ * after queueing itself, as FUTEX_SWAP did. No two state locks are ever
+ * held at once.
  *
  * Words are read only with page faults disabled under state->lock, and
  * faulted in with no lock held (uaccess.c).
@@ -51,6 +54,13 @@
 #include <linux/uaccess.h>
 
 #include "tofutex.h"
+
+/*
+ * Waiters WAKE takes off the queue per hold of state->lock: the task
+ * pointers wait on the stack until the lock is dropped. One batch covers
+ * the common counts (1, and "all" of a few threads) in one lock hold.
+ */
+#define TOFUTEX_WAKE_BATCH	8
 
 /**
  * struct tofutex_word_waiter - a task sleeping on a wait word
@@ -303,9 +313,42 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 }
 
 /**
+ * tofutex_wake_batch() - take up to a batch of waiters off the queue
+ * @state: the word's state
+ * @max:   take at most this many
+ * @tasks: out: their tasks, each with a reference
+ * @more:  out: waiters are left on the queue
+ *
+ * Return: how many were taken.
+ */
+static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
+				       struct task_struct **tasks, bool *more)
+{
+	struct tofutex_word_waiter *w;
+	unsigned int n = 0;
+
+	max = min_t(u32, max, TOFUTEX_WAKE_BATCH);
+	spin_lock(&state->lock);
+	while (n < max) {
+		w = list_first_entry_or_null(&state->waiters,
+					     struct tofutex_word_waiter, node);
+		if (!w)
+			break;
+		tasks[n++] = tofutex_waiter_take(w);
+	}
+	*more = !list_empty(&state->waiters);
+	spin_unlock(&state->lock);
+	return n;
+}
+
+/**
  * tofutex_ioc_wake() - TOFUTEX_IOC_WAKE
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_wake
+ *
+ * Waiters that queue while a WAKE of more than one batch runs may be woken
+ * by it too; they queued after the word changed, so for them it is a
+ * spurious wake-up, which every futex-style waiter tolerates.
  *
  * Return: the number of waiters woken, or -EINVAL (bad argument, or the
  * word is in use as a TO lock), -EFAULT.
@@ -313,12 +356,13 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 long tofutex_ioc_wake(struct tofutex_table *table,
 		      struct tofutex_wake __user *argp)
 {
-	struct tofutex_word_waiter *w;
+	struct task_struct *tasks[TOFUTEX_WAKE_BATCH];
 	struct tofutex_state *state;
 	struct tofutex_wake arg;
-	struct task_struct *task;
+	unsigned int n, i;
 	u32 __user *uaddr;
-	long woken = 0;
+	u32 woken = 0;
+	bool more;
 	int ret;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
@@ -335,18 +379,14 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 	if (IS_ERR_OR_NULL(state))
 		return PTR_ERR_OR_ZERO(state);
 
-	spin_lock(&state->lock);
-	while (woken < arg.count) {
-		w = list_first_entry_or_null(&state->waiters,
-					     struct tofutex_word_waiter, node);
-		if (!w)
-			break;
-		task = tofutex_waiter_take(w);
-		wake_up_process(task);
-		put_task_struct(task);
-		woken++;
-	}
-	spin_unlock(&state->lock);
+	do {
+		n = tofutex_wake_batch(state, arg.count - woken, tasks, &more);
+		for (i = 0; i < n; i++) {
+			wake_up_process(tasks[i]);
+			put_task_struct(tasks[i]);
+		}
+		woken += n;
+	} while (more && woken < arg.count);
 
 	tofutex_state_put(table, state);
 	return woken;
@@ -462,6 +502,7 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 	wc.deadline = tofutex_deadline(arg.flags, arg.deadline_ns);
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
+	tofutex_wake_local_prepare();
 	ret = tofutex_swap(&wc, wake_uaddr, &woken);
 	if (ret == -ETIMEDOUT)
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
