@@ -35,6 +35,9 @@ KVERS ?=
 KAPPEND ?=
 # Seconds a guest may run before it counts as hung.
 QEMU_TIMEOUT ?=
+# QEMU -accel for the guests (default: tcg,thread=single for checks,
+# tcg,thread=multi for benchmarks; tests/qemu/run.sh says why).
+QEMU_ACCEL ?=
 
 # --- user space ------------------------------------------------------------
 CC ?= cc
@@ -75,7 +78,7 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
 
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
-QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)'
+QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
 .PHONY: all module userspace lib test-bins bench-bins deps deps-build \
 	check check-kernel check-debug bench check-host bench-host \
@@ -263,5 +266,5 @@ help:
 	@echo '                     (PREFIX=$(PREFIX), DESTDIR=)'
 	@echo 'make deps            install the Debian packages all of this needs'
 	@echo 'make clean           remove build/'
-	@echo 'Variables: KAPPEND (guest kernel command line), QEMU_TIMEOUT (s),'
+	@echo 'Variables: KAPPEND (guest kernel command line), QEMU_TIMEOUT (s), QEMU_ACCEL,'
 	@echo '           VERBOSE=1 (guest console on the terminal), MODULE_W (W= for Kbuild)'

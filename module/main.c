@@ -138,18 +138,9 @@ static int __init tofutex_init(void)
 	ret = tofutex_stats_init();
 	if (ret)
 		return ret;
-	ret = tofutex_wake_local_init();
-	if (ret)
-		goto out_stats;
 	ret = misc_register(&tofutex_miscdev);
 	if (ret)
-		goto out_wake_local;
-	return 0;
-
-out_wake_local:
-	tofutex_wake_local_exit();
-out_stats:
-	tofutex_stats_exit();
+		tofutex_stats_exit();
 	return ret;
 }
 

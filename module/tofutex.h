@@ -135,7 +135,13 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 
 /* wake_local.c */
 
-int tofutex_wake_local_init(void);
+/**
+ * tofutex_wake_local_prepare() - ready the mechanism before a SWAP
+ *
+ * Called by every SWAP before it takes a lock or sets a task state: it may
+ * sleep, the first time, to switch on what tofutex_wake_local() needs.
+ */
+void tofutex_wake_local_prepare(void);
 void tofutex_wake_local_exit(void);
 
 /**

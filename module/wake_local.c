@@ -88,7 +88,7 @@
  *   returning. The wakee is pinned by a reference until then.
  *
  * - preempt_notifier_register() warns unless notifiers are enabled:
- *   preempt_notifier_inc() at module load, _dec() at unload.
+ *   preempt_notifier_inc() at the first SWAP, _dec() at unload.
  *
  * - When the wakee may not run on this CPU, may run on no other, or is
  *   still queued (not yet asleep, or delayed-dequeued on 6.12), deferring
@@ -109,6 +109,7 @@
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
@@ -153,9 +154,8 @@ static bool tofutex_wake_local_usable(void)
 	return true;
 }
 
-int tofutex_wake_local_init(void)
+void tofutex_wake_local_prepare(void)
 {
-	return 0;
 }
 
 void tofutex_wake_local_exit(void)
@@ -221,6 +221,18 @@ static bool tofutex_wake_local_usable(void)
 {
 	return arch_irq_work_has_interrupt();
 }
+
+/*
+ * Preempt notifiers are a static branch in every context switch of the
+ * system. Switch them on at the first SWAP, not at module load: a system
+ * that loads the module and never swaps keeps the branch off, and loading
+ * and unloading the module does not patch the scheduler's text (KVM, the
+ * other user, switches them on per virtual machine for the same reason).
+ * Once on, they stay on until unload: SWAP is the hot path, and a count
+ * kept per caller would patch text twice per sleep.
+ */
+static DEFINE_MUTEX(tofutex_notifiers_lock);
+static bool tofutex_notifiers_on;
 
 /*
  * May @p be steered to @cpu? Called with @p->pi_lock held. The state is
@@ -291,8 +303,12 @@ static struct preempt_ops tofutex_handoff_ops = {
  */
 static bool tofutex_handoff_worth_it(struct task_struct *wakee)
 {
-	return READ_ONCE(wake_local) &&
-	       !READ_ONCE(wakee->on_rq) &&
+	if (!READ_ONCE(wake_local))
+		return false;
+	/* Pairs with tofutex_wake_local_prepare(): notifiers are on. */
+	if (!smp_load_acquire(&tofutex_notifiers_on))
+		return false;
+	return !READ_ONCE(wakee->on_rq) &&
 	       READ_ONCE(wakee->nr_cpus_allowed) > 1 &&
 	       cpumask_test_cpu(raw_smp_processor_id(), wakee->cpus_ptr);
 }
@@ -346,15 +362,26 @@ void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
 	tofutex_handoff_finish(&h);
 }
 
-int tofutex_wake_local_init(void)
+void tofutex_wake_local_prepare(void)
 {
-	preempt_notifier_inc();
-	return 0;
+	/* The flag is published after preempt_notifier_inc() returned. */
+	if (smp_load_acquire(&tofutex_notifiers_on) ||
+	    !tofutex_wake_local_usable() || !READ_ONCE(wake_local))
+		return;
+	mutex_lock(&tofutex_notifiers_lock);
+	if (!tofutex_notifiers_on) {
+		preempt_notifier_inc();
+		/* Pairs with the acquires: the key is on for whoever sees it. */
+		smp_store_release(&tofutex_notifiers_on, true);
+	}
+	mutex_unlock(&tofutex_notifiers_lock);
 }
 
+/* No SWAP is running: each holds a descriptor, which holds the module. */
 void tofutex_wake_local_exit(void)
 {
-	preempt_notifier_dec();
+	if (tofutex_notifiers_on)
+		preempt_notifier_dec();
 }
 
 #else /* neither mechanism */
@@ -366,9 +393,8 @@ static bool tofutex_wake_local_usable(void)
 	return false;
 }
 
-int tofutex_wake_local_init(void)
+void tofutex_wake_local_prepare(void)
 {
-	return 0;
 }
 
 void tofutex_wake_local_exit(void)
