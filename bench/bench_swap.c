@@ -46,9 +46,9 @@
 
 #include <tofutex.h>
 
-#define DEF_ITERS	20000UL
+#define DEF_ITERS	10000UL
 #define DEF_RUNS	5U
-#define DEF_BUDGET	5UL	/* seconds per run */
+#define DEF_BUDGET	2UL	/* seconds per run: make bench stays at a few minutes */
 #define MAX_RUNS	101U
 #define NSEC_PER_SEC	1000000000ULL
 

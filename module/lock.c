@@ -316,12 +316,7 @@ static void tofutex_sleep_until(struct tofutex_locker *lk, u64 max_ns)
 		if (ktime_before(poll, expires))
 			expires = poll;
 	}
-	if (expires == KTIME_MAX)
-		schedule();
-	else
-		schedule_hrtimeout_range(&expires, current->timer_slack_ns,
-					 HRTIMER_MODE_ABS);
-	__set_current_state(TASK_RUNNING);
+	tofutex_schedule_until(expires);
 }
 
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
@@ -807,7 +802,7 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp)
 {
 	struct tofutex_lock arg;
-	ktime_t deadline = KTIME_MAX;
+	ktime_t deadline;
 	u32 __user *uaddr;
 	u32 status = 0;
 	int ret;
@@ -816,12 +811,11 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 		return -EFAULT;
 	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
 		return -EINVAL;
-	uaddr = u64_to_user_ptr(arg.uaddr);
-	ret = tofutex_word_check(uaddr);
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
 	if (ret)
 		return ret;
-	if (arg.flags & TOFUTEX_LOCK_DEADLINE)
-		deadline = ns_to_ktime(min_t(u64, arg.deadline_ns, KTIME_MAX));
+	deadline = tofutex_deadline(arg.flags & TOFUTEX_LOCK_DEADLINE,
+				    arg.deadline_ns);
 	if (put_user(status, &argp->status))
 		return -EFAULT;
 
@@ -851,8 +845,7 @@ long tofutex_ioc_unlock(struct tofutex_table *table,
 		return -EFAULT;
 	if (arg.flags || arg.reserved)
 		return -EINVAL;
-	uaddr = u64_to_user_ptr(arg.uaddr);
-	ret = tofutex_word_check(uaddr);
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
 	if (ret)
 		return ret;
 

@@ -58,6 +58,8 @@ static int tofutex_release(struct inode *inode, struct file *file)
  *
  * Reserved fields must be zero so that they can be given a meaning later
  * without old binaries passing garbage into it.
+ *
+ * Return: true when every element is zero.
  */
 bool tofutex_reserved_zero(const u64 *reserved, size_t n)
 {
@@ -67,6 +69,22 @@ bool tofutex_reserved_zero(const u64 *reserved, size_t n)
 		if (reserved[i])
 			return false;
 	return true;
+}
+
+/**
+ * tofutex_deadline() - an ioctl's deadline argument as a ktime
+ * @given:       the call's DEADLINE flag is set
+ * @deadline_ns: absolute CLOCK_MONOTONIC time in ns
+ *
+ * Return: the deadline, KTIME_MAX for none. Times beyond KTIME_MAX (about
+ * 292 years of uptime) mean never, not an error: the ABI's field is
+ * unsigned and a caller computing "now + a long time" may overflow it.
+ */
+ktime_t tofutex_deadline(bool given, u64 deadline_ns)
+{
+	if (!given)
+		return KTIME_MAX;
+	return ns_to_ktime(min_t(u64, deadline_ns, KTIME_MAX));
 }
 
 static long tofutex_ioc_version(void __user *argp)

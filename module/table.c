@@ -170,6 +170,8 @@ void tofutex_table_put(struct tofutex_table *table)
  *
  * Only tasks of the address space that opened the file may: the lock
  * words named by the ioctls are looked up in that address space's table.
+ *
+ * Return: true when the caller's mm is the table's.
  */
 bool tofutex_table_is_current(const struct tofutex_table *table)
 {

@@ -108,7 +108,7 @@ void tofutex_stats_exit(void);
 
 /* uaccess.c */
 
-int tofutex_word_check(u32 __user *uaddr);
+int tofutex_word_check(u64 addr, u32 __user **uaddr);
 int tofutex_word_read_inatomic(u32 __user *uaddr, u32 *val);
 int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
 				  u32 oldval, u32 newval);
@@ -143,6 +143,7 @@ long tofutex_ioc_swap(struct tofutex_table *table,
  */
 void tofutex_wake_local_prepare(void);
 void tofutex_wake_local_exit(void);
+void tofutex_schedule_until(ktime_t expires);
 
 /**
  * tofutex_wake_local() - wake a task onto this CPU, and sleep
@@ -163,5 +164,6 @@ void tofutex_wake_local(struct task_struct *wakee, ktime_t expires);
 /* main.c */
 
 bool tofutex_reserved_zero(const u64 *reserved, size_t n);
+ktime_t tofutex_deadline(bool given, u64 deadline_ns);
 
 #endif /* _TOFUTEX_H */

@@ -30,18 +30,22 @@
 #include "tofutex.h"
 
 /**
- * tofutex_word_check() - validate a user word address from an ioctl
- * @uaddr: the address
+ * tofutex_word_check() - validate a word address from an ioctl argument
+ * @addr:  the address, as the ABI carries it
+ * @uaddr: out: the address as a user pointer, set only when valid
  *
  * Return: 0, -EINVAL when not 4-byte aligned, -EFAULT when not in the
  * user address range.
  */
-int tofutex_word_check(u32 __user *uaddr)
+int tofutex_word_check(u64 addr, u32 __user **uaddr)
 {
-	if (!IS_ALIGNED((unsigned long)uaddr, sizeof(u32)))
+	u32 __user *p = u64_to_user_ptr(addr);
+
+	if (!IS_ALIGNED((unsigned long)p, sizeof(u32)))
 		return -EINVAL;
-	if (!access_ok(uaddr, sizeof(u32)))
+	if (!access_ok(p, sizeof(u32)))
 		return -EFAULT;
+	*uaddr = p;
 	return 0;
 }
 

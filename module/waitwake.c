@@ -265,14 +265,6 @@ static int tofutex_wait_word(struct tofutex_wait_call *wc)
 	return ret;
 }
 
-/* Deadline argument to ktime: anything beyond KTIME_MAX means never. */
-static ktime_t tofutex_deadline(u32 flags, u64 deadline_ns)
-{
-	if (!(flags & TOFUTEX_WAIT_DEADLINE))
-		return KTIME_MAX;
-	return ns_to_ktime(min_t(u64, deadline_ns, KTIME_MAX));
-}
-
 /**
  * tofutex_ioc_wait() - TOFUTEX_IOC_WAIT
  * @table: the caller's process table
@@ -293,12 +285,12 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 		return -EFAULT;
 	if ((arg.flags & ~TOFUTEX_WAIT_FLAGS) || arg.reserved)
 		return -EINVAL;
-	wc.uaddr = u64_to_user_ptr(arg.uaddr);
-	ret = tofutex_word_check(wc.uaddr);
+	ret = tofutex_word_check(arg.uaddr, &wc.uaddr);
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags, arg.deadline_ns);
+	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
+				       arg.deadline_ns);
 
 	tofutex_count(table, TOFUTEX_CNT_WAIT_CALLS);
 	wc.state = tofutex_state_get(table, wc.uaddr, TOFUTEX_STATE_WAIT, true);
@@ -369,8 +361,7 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 		return -EFAULT;
 	if (arg.flags || arg.reserved)
 		return -EINVAL;
-	uaddr = u64_to_user_ptr(arg.uaddr);
-	ret = tofutex_word_check(uaddr);
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
 	if (ret)
 		return ret;
 
@@ -491,15 +482,14 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 		return -EFAULT;
 	if ((arg.flags & ~TOFUTEX_WAIT_FLAGS) || arg.pad || arg.reserved)
 		return -EINVAL;
-	wc.uaddr = u64_to_user_ptr(arg.wait_uaddr);
-	wake_uaddr = u64_to_user_ptr(arg.wake_uaddr);
-	ret = tofutex_word_check(wc.uaddr);
+	ret = tofutex_word_check(arg.wait_uaddr, &wc.uaddr);
 	if (!ret)
-		ret = tofutex_word_check(wake_uaddr);
+		ret = tofutex_word_check(arg.wake_uaddr, &wake_uaddr);
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags, arg.deadline_ns);
+	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
+				       arg.deadline_ns);
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
 	tofutex_wake_local_prepare();

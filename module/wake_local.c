@@ -128,7 +128,7 @@ MODULE_PARM_DESC(wake_local, "Run SWAP's wakee on the caller's CPU when its affi
  *
  * The caller has set its task state; this returns with it running.
  */
-static void tofutex_schedule_until(ktime_t expires)
+void tofutex_schedule_until(ktime_t expires)
 {
 	if (expires == KTIME_MAX)
 		schedule();

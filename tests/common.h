@@ -21,13 +21,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,18 +138,29 @@ static inline uint32_t word_load(const uint32_t *w)
 		}							\
 	} while (0)
 
-/* Join @t within @timeout_ns; false if it is still running. */
-static inline bool join_within(pthread_t t, void **ret, uint64_t timeout_ns)
+/*
+ * An absolute CLOCK_REALTIME time @rel_ns from now, for the interfaces
+ * that take no other clock (pthread_timedjoin_np(), sem_timedwait()).
+ */
+static inline struct timespec realtime_in(uint64_t rel_ns)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(timeout_ns / NSEC_PER_SEC);
-	ts.tv_nsec += (long)(timeout_ns % NSEC_PER_SEC);
+	ts.tv_sec += (time_t)(rel_ns / NSEC_PER_SEC);
+	ts.tv_nsec += (long)(rel_ns % NSEC_PER_SEC);
 	if (ts.tv_nsec >= (long)NSEC_PER_SEC) {
 		ts.tv_sec++;
 		ts.tv_nsec -= (long)NSEC_PER_SEC;
 	}
+	return ts;
+}
+
+/* Join @t within @timeout_ns; false if it is still running. */
+static inline bool join_within(pthread_t t, void **ret, uint64_t timeout_ns)
+{
+	struct timespec ts = realtime_in(timeout_ns);
+
 	return pthread_timedjoin_np(t, ret, &ts) == 0;
 }
 
@@ -223,6 +237,66 @@ static inline void tfail_assert(void)
 	}
 	pthread_mutex_unlock(&rec->lock);
 }
+
+/* A page holding @value, then made read-only. */
+static inline uint32_t *ro_word(uint32_t value)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t *p;
+
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	*p = value;
+	ck_assert_int_eq(mprotect(p, (size_t)page, PROT_READ), 0);
+	return p;
+}
+
+/* The address of a page that was mapped and is not any more. */
+static inline uint64_t unmapped_addr(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	ck_assert_int_eq(munmap(p, (size_t)page), 0);
+	return (uintptr_t)p;
+}
+
+/* SIGUSR1 deliveries since install_sigusr1(). */
+static atomic_int sig_count;
+
+static inline void on_sigusr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&sig_count, 1);
+}
+
+/* Count SIGUSR1 in sig_count; @restart: SA_RESTART. */
+static inline void install_sigusr1(bool restart)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	atomic_store(&sig_count, 0);
+}
+
+/* Any ioctl's argument: for the tests that call every ioctl alike. */
+union any_arg {
+	struct tofutex_version ver;
+	struct tofutex_lock lock;
+	struct tofutex_unlock unlock;
+	struct tofutex_wait wait;
+	struct tofutex_wake wake;
+	struct tofutex_swap swap;
+	struct tofutex_stats stats;
+};
 
 /* Statistics through the library; fails the test if they cannot be read. */
 static inline struct tofutex_stats stats_get(uint32_t scope)

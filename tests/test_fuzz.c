@@ -587,17 +587,6 @@ static long do_ioctl(unsigned int cmd, void *arg, int *e)
 	return r;
 }
 
-/* The most general struct: SWAP's fields cover LOCK's and WAIT's. */
-union any_arg {
-	struct tofutex_version ver;
-	struct tofutex_lock lock;
-	struct tofutex_unlock unlock;
-	struct tofutex_wait wait;
-	struct tofutex_wake wake;
-	struct tofutex_swap swap;
-	struct tofutex_stats stats;
-};
-
 static unsigned int gen_bad_cmd(struct rng *r, const char **what)
 {
 	unsigned int nr = below(r, OP_BADNR);

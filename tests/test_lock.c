@@ -586,26 +586,6 @@ END_TEST
 
 /* ---- 5. Signals ---- */
 
-static atomic_int sig_count;
-
-static void on_sigusr1(int sig)
-{
-	(void)sig;
-	atomic_fetch_add(&sig_count, 1);
-}
-
-static void install_sigusr1(bool restart)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	atomic_store(&sig_count, 0);
-}
-
 /*
  * _i = 0: handler without SA_RESTART, 1: with. A waiter asleep in
  * tofutex_mutex_lock() is signalled three times while the mutex is held;
@@ -1065,15 +1045,8 @@ static tofutex_mutex_t *many_lock(struct many *s, unsigned long i)
 
 static bool sem_wait_within(sem_t *sem, uint64_t timeout_ns)
 {
-	struct timespec ts;
+	struct timespec ts = realtime_in(timeout_ns);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(timeout_ns / NSEC_PER_SEC);
-	ts.tv_nsec += (long)(timeout_ns % NSEC_PER_SEC);
-	if (ts.tv_nsec >= (long)NSEC_PER_SEC) {
-		ts.tv_sec++;
-		ts.tv_nsec -= (long)NSEC_PER_SEC;
-	}
 	while (sem_timedwait(sem, &ts))
 		if (errno != EINTR)
 			return false;

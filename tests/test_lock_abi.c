@@ -164,33 +164,6 @@ static void idler_stop(struct idler *t)
 	ck_assert(join_within(t->thread, NULL, TEST_WAIT_NS));
 }
 
-/* A page holding @value, then made read-only. */
-static uint32_t *ro_word(uint32_t value)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uint32_t *p;
-
-	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(p != MAP_FAILED);
-	*p = value;
-	ck_assert_int_eq(mprotect(p, (size_t)page, PROT_READ), 0);
-	return p;
-}
-
-/* The address of a page that was mapped and is not any more. */
-static uint64_t unmapped_addr(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(p != MAP_FAILED);
-	ck_assert_int_eq(munmap(p, (size_t)page), 0);
-	return (uintptr_t)p;
-}
-
 /* ---- 8. Bad input ---- */
 
 enum bad_word {
@@ -644,26 +617,6 @@ START_TEST(test_unlock_not_owner_with_waiter)
 END_TEST
 
 /* ---- 5. Signals at the raw level: EINTR, or a restart ---- */
-
-static atomic_int sig_count;
-
-static void on_sigusr1(int sig)
-{
-	(void)sig;
-	atomic_fetch_add(&sig_count, 1);
-}
-
-static void install_sigusr1(bool restart)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	atomic_store(&sig_count, 0);
-}
 
 START_TEST(test_raw_lock_eintr)
 {

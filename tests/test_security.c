@@ -232,6 +232,19 @@ static bool live_states_reach(int fd, uint64_t n)
 	return ok;
 }
 
+/*
+ * Poll until @word holds @want. A LOCK sleeper's state exists from its
+ * first spin; it sets WAITERS only when its spin budget runs out while the
+ * owner, polling here, keeps running.
+ */
+static bool word_reaches(const uint32_t *word, uint32_t want)
+{
+	bool ok;
+
+	WAIT_UNTIL(ok, word_load(word) == want, TEST_WAIT_NS);
+	return ok;
+}
+
 /* ---- 1. Lock and wait words at the same virtual address ---- */
 
 /*
@@ -274,7 +287,7 @@ static const char *side_setup(struct side *s)
 	}
 	if (!live_states_reach(s->fd, states))
 		return "sleepers did not queue";
-	if (word_load(s->lock_word) != (tid | WAITERS))
+	if (!word_reaches(s->lock_word, tid | WAITERS))
 		return "lock word lacks WAITERS with a sleeper queued";
 	return NULL;
 }
@@ -470,15 +483,7 @@ static int recv_fd(int sock)
 static const char *all_ioctls_ebadfd(int fd, uint32_t *word, uint32_t *other)
 {
 	static char msg[128];
-	union {
-		struct tofutex_version ver;
-		struct tofutex_lock lock;
-		struct tofutex_unlock unlock;
-		struct tofutex_wait wait;
-		struct tofutex_wake wake;
-		struct tofutex_swap swap;
-		struct tofutex_stats stats;
-	} a, copy;
+	union any_arg a, copy;
 	static const unsigned int cmds[] = {
 		TOFUTEX_IOC_VERSION, TOFUTEX_IOC_LOCK, TOFUTEX_IOC_UNLOCK,
 		TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE, TOFUTEX_IOC_SWAP,
@@ -594,7 +599,7 @@ START_TEST(test_scm_rights)
 			 0);
 	ck_assert_int_eq(sleeper_start(&locker, fd, &word, false), 0);
 	ck_assert(live_states_reach(fd, 1));
-	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	ck_assert(word_reaches(&word, tid | WAITERS));
 	ck_assert_int_eq(raw_stats(fd, TOFUTEX_STATS_PROCESS, &before), 0);
 
 	ck_assert(send_fd(sv[0], fd));

@@ -419,10 +419,11 @@ static void *forker_main(void *arg)
 		} else {
 			TFAIL("child %d never had its sleepers queued", pid);
 		}
-		close(ready[0]);
 		kill(pid, SIGKILL);
 		WAIT_UNTIL(ok, waitpid(pid, &status, WNOHANG) == pid,
 			   TEST_WAIT_NS);
+		/* Only now: a child that writes to a closed pipe dies of SIGPIPE. */
+		close(ready[0]);
 		if (!ok) {
 			TFAIL("killed child %d did not go away", pid);
 			break;

@@ -891,32 +891,12 @@ END_TEST
 
 /* ---- 3. Signals ---- */
 
-static atomic_int handled;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	atomic_fetch_add(&handled, 1);
-}
-
-static void install_handler(bool restart)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	atomic_store(&handled, 0);
-}
-
 static void signal_thread(pthread_t t)
 {
 	bool ok;
 
 	ck_assert_int_eq(pthread_kill(t, SIGUSR1), 0);
-	WAIT_UNTIL(ok, atomic_load(&handled) > 0, TEST_WAIT_NS);
+	WAIT_UNTIL(ok, atomic_load(&sig_count) > 0, TEST_WAIT_NS);
 	ck_assert_msg(ok, "the signal handler did not run");
 }
 
@@ -931,7 +911,7 @@ START_TEST(test_wait_signal)
 	struct waiter wt;
 	int n = -1;
 
-	install_handler(restart);
+	install_sigusr1(restart);
 	waiter_start(&wt, &w, 0);
 	signal_thread(wt.thread);
 	if (!restart) {
@@ -985,7 +965,7 @@ START_TEST(test_swap_signal)
 	int n = -1;
 
 	memset(&w, 0, sizeof(w));
-	install_handler(true);
+	install_sigusr1(true);
 	atomic_store(&s.result, -1);
 	if (_i == 0)
 		waiter_start(&w, &wake_w, 0);
@@ -1065,33 +1045,6 @@ START_TEST(test_wake_counts)
 END_TEST
 
 /* ---- 5. Bad input ---- */
-
-/* A page holding @value, then made read-only. */
-static uint32_t *ro_word(uint32_t value)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uint32_t *p;
-
-	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(p != MAP_FAILED);
-	*p = value;
-	ck_assert_int_eq(mprotect(p, (size_t)page, PROT_READ), 0);
-	return p;
-}
-
-/* The address of a page that was mapped and is not any more. */
-static uint64_t unmapped_addr(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(p != MAP_FAILED);
-	ck_assert_int_eq(munmap(p, (size_t)page), 0);
-	return (uintptr_t)p;
-}
 
 enum bad_addr {
 	ADDR_GOOD,
