@@ -23,24 +23,8 @@
 # without it the tables are still printed and the script says so.
 set -euo pipefail
 
-usage() {
-	echo "usage: ${0##*/} [-o DIR] FILE" >&2
-	exit 2
-}
-
-outdir=
-while getopts "o:h" opt; do
-	case $opt in
-	o) outdir=$OPTARG ;;
-	*) usage ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -eq 1 ] || usage
-in=$1
-[ -r "$in" ] || { echo "report-lock: cannot read $in" >&2; exit 1; }
-[ -n "$outdir" ] || outdir=$(dirname "$in")
-mkdir -p "$outdir"
+# shellcheck source=bench/report-args.sh
+. "$(dirname "$0")/report-args.sh"
 
 raw=$outdir/lock-raw.csv
 summary=$outdir/lock-summary.csv

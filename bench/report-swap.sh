@@ -17,24 +17,8 @@
 # Charts need gnuplot (Debian: gnuplot-nox, installed by tests/deps.sh).
 set -euo pipefail
 
-usage() {
-	echo "usage: ${0##*/} [-o DIR] FILE" >&2
-	exit 2
-}
-
-outdir=
-while getopts "o:h" opt; do
-	case $opt in
-	o) outdir=$OPTARG ;;
-	*) usage ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -eq 1 ] || usage
-in=$1
-[ -r "$in" ] || { echo "report-swap: cannot read $in" >&2; exit 1; }
-[ -n "$outdir" ] || outdir=$(dirname "$in")
-mkdir -p "$outdir"
+# shellcheck source=bench/report-args.sh
+. "$(dirname "$0")/report-args.sh"
 csv=$outdir/swap.csv
 png=$outdir/swap.png
 dat=$outdir/.swap.dat

@@ -31,10 +31,20 @@
  * struct tofutex_state
  *   Exists while at least one task is inside an ioctl on its word
  *   (@users). tofutex_state_get() takes a use, tofutex_state_put() drops it
- *   and, for the last use, unhashes and frees the state under the bucket
- *   lock, so a lookup can never find a state that is being freed. A table
- *   has no states left when its last file is released: every use is taken
- *   and dropped inside one ioctl, and an ioctl holds a file reference.
+ *   and, for the last use, unhashes the state under the bucket lock, so a
+ *   lookup can never find a state that is being freed, then frees it or
+ *   keeps it as the table's spare. A table has no states left when its
+ *   last file is released: every use is taken and dropped inside one
+ *   ioctl, and an ioctl holds a file reference.
+ *
+ * The spare state
+ *   A table keeps the last state it freed, unhashed and unused, in @spare
+ *   and hands it to the next tofutex_state_get() that must create one: a
+ *   contended word otherwise costs an allocation and a free per LOCK, WAIT
+ *   or SWAP call (the pinned SWAP ping-pong allocates twice per round
+ *   trip). It is exchanged with xchg() only, so any number of callers may
+ *   race for it; it is charged to the process like any state, is not
+ *   counted as live, and is freed with the table.
  *
  * Lock order: tofutex_tables_mutex is never held with any other tofutex
  * lock. bucket->lock nests outside state->lock only in this file, where
@@ -71,6 +81,7 @@ struct tofutex_bucket {
  * @mm:       the address space this table serves, pinned with mmgrab()
  * @files:    open files bound to this table, under tofutex_tables_mutex
  * @counters: the process's statistics
+ * @spare:    a freed state kept for reuse, or NULL
  * @buckets:  hash of the process's live states by user address
  */
 struct tofutex_table {
@@ -78,6 +89,7 @@ struct tofutex_table {
 	struct mm_struct *mm;
 	unsigned int files;
 	struct tofutex_counters counters;
+	struct tofutex_state *spare;
 	struct tofutex_bucket buckets[TOFUTEX_TABLE_BUCKETS];
 };
 
@@ -159,6 +171,7 @@ void tofutex_table_put(struct tofutex_table *table)
 
 	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++)
 		WARN_ON_ONCE(!hlist_empty(&table->buckets[i].states));
+	kfree(table->spare);
 	mmdrop(table->mm);
 	tofutex_counters_destroy(&table->counters);
 	kvfree(table);
@@ -202,12 +215,24 @@ static struct tofutex_state *tofutex_bucket_find(struct tofutex_bucket *bucket,
 	return NULL;
 }
 
-static struct tofutex_state *tofutex_state_alloc(u32 __user *uaddr,
+/* Keep @state as the table's spare; free the one it replaces, if any. */
+static void tofutex_state_recycle(struct tofutex_table *table,
+				  struct tofutex_state *state)
+{
+	kfree(xchg(&table->spare, state));
+}
+
+/* A fresh state for @uaddr: the table's spare, or a new allocation. */
+static struct tofutex_state *tofutex_state_alloc(struct tofutex_table *table,
+						 u32 __user *uaddr,
 						 enum tofutex_state_kind kind)
 {
-	struct tofutex_state *state;
+	struct tofutex_state *state = xchg(&table->spare, NULL);
 
-	state = kzalloc(sizeof(*state), GFP_KERNEL_ACCOUNT);
+	if (state)
+		memset(state, 0, sizeof(*state));
+	else
+		state = kzalloc(sizeof(*state), GFP_KERNEL_ACCOUNT);
 	if (!state)
 		return NULL;
 	state->uaddr = uaddr;
@@ -265,7 +290,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 	if (state || !create)
 		return state;
 
-	new = tofutex_state_alloc(uaddr, kind);
+	new = tofutex_state_alloc(table, uaddr, kind);
 	if (!new)
 		return ERR_PTR(-ENOMEM);
 
@@ -276,7 +301,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 	spin_unlock(&bucket->lock);
 
 	if (state) {
-		kfree(new);
+		tofutex_state_recycle(table, new);
 		return state;
 	}
 	tofutex_live_add(table, 1);
@@ -284,7 +309,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 }
 
 /**
- * tofutex_state_put() - drop a use of a state, freeing it with the last
+ * tofutex_state_put() - drop a use of a state, retiring it with the last
  * @table: the table the state was found in
  * @state: the state from tofutex_state_get()
  *
@@ -301,6 +326,6 @@ void tofutex_state_put(struct tofutex_table *table,
 	spin_unlock(&bucket->lock);
 
 	WARN_ON_ONCE(!list_empty(&state->waiters));
-	kfree(state);
+	tofutex_state_recycle(table, state);
 	tofutex_live_add(table, -1);
 }
