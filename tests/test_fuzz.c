@@ -23,7 +23,9 @@
  *   TOFUTEX_FUZZ_SECONDS  time bound (default 20)
  *   TOFUTEX_FUZZ_CALLS    call bound (default 1000000)
  * The run ends at whichever bound comes first; it prints the calls made
- * and calls per second.
+ * and calls per second. The churn (remaps, signals, forks) is paced in
+ * units of this kernel's system-call cost (PACE_UNIT_NS), so that it takes
+ * the same share of the machine in the distro and the debug kernel.
  *
  * Nothing may block for long: every LOCK, WAIT and SWAP that can sleep has
  * a deadline in the past or at most FUZZ_MAX_SLEEP_NS ahead. A call without
@@ -62,6 +64,18 @@
 #define STABLE_WORDS		64	/* always-mapped shared lock words */
 #define TID_POOL		64	/* recent TIDs of threads and children */
 #define FUZZ_MAX_SLEEP_NS	(2 * NSEC_PER_MSEC)
+
+/*
+ * The churn threads' pauses below were tuned on the distro kernels, where
+ * a trivial system call costs about PACE_UNIT_NS in the emulated guest.
+ * They are stretched by (measured cost / PACE_UNIT_NS), at least 1: in the
+ * debug kernel a system call costs ~20x more, and unstretched churn took
+ * most of the two vCPUs (7,038 fuzz calls/s without churn, ~900 with it).
+ * So the churn keeps the same share of the machine on every kernel.
+ */
+#define PACE_UNIT_NS		1000
+#define PACE_BATCHES		16
+#define PACE_BATCH_CALLS	128
 
 #define DEFAULT_SECONDS		20
 #define DEFAULT_CALLS		1000000UL
@@ -171,6 +185,7 @@ struct fuzz {
 	uint64_t seed;
 	uint64_t features;
 	uint64_t end_ns;
+	uint64_t pace;		/* churn pause multiplier, >= 1 */
 	unsigned long max_calls;
 	atomic_bool stop;
 	atomic_ulong calls;
@@ -995,6 +1010,33 @@ static void *fuzz_main(void *arg)
 	return NULL;
 }
 
+/* A churn thread's pause of @ns, stretched to this kernel's speed. */
+static void churn_sleep(uint64_t ns)
+{
+	sleep_ns(ns * F.pace);
+}
+
+/*
+ * How much slower than PACE_UNIT_NS a trivial system call is here: the
+ * fastest of several short batches, so that a batch the thread was
+ * preempted in does not count.
+ */
+static uint64_t measure_pace(void)
+{
+	uint64_t t0, per_call, best = UINT64_MAX;
+	unsigned int b, i;
+
+	for (b = 0; b < PACE_BATCHES; b++) {
+		t0 = now_ns();
+		for (i = 0; i < PACE_BATCH_CALLS; i++)
+			syscall(SYS_getppid);
+		per_call = (now_ns() - t0) / PACE_BATCH_CALLS;
+		if (per_call < best)
+			best = per_call;
+	}
+	return best > PACE_UNIT_NS ? best / PACE_UNIT_NS : 1;
+}
+
 /* ---- Page churn ---- */
 
 enum page_state { PG_RW, PG_RO, PG_NONE, PG_UNMAPPED };
@@ -1076,7 +1118,7 @@ static void *mapper_main(void *arg)
 				fill_words(&r, p);
 			break;
 		}
-		sleep_ns(20 * NSEC_PER_USEC + below(&r, 200000));
+		churn_sleep(20 * NSEC_PER_USEC + below(&r, 200000));
 	}
 	/* Leave every page mapped for the final checks. */
 	for (pg = m->first; pg < m->first + m->n; pg++) {
@@ -1103,7 +1145,7 @@ static void *signaller_main(void *arg)
 		tid = atomic_load(&F.live_tids[below(&r, FUZZ_THREADS)]);
 		if (tid && syscall(SYS_tgkill, getpid(), tid, SIGUSR1) == 0)
 			atomic_fetch_add(&F.signals, 1);
-		sleep_ns(100 * NSEC_PER_USEC + below(&r, 900000));
+		churn_sleep(100 * NSEC_PER_USEC + below(&r, 900000));
 	}
 	return NULL;
 }
@@ -1229,7 +1271,7 @@ static void *forker_main(void *arg)
 		pool_add((uint32_t)pid);
 		killed = false;
 		if (mode == 2) {
-			sleep_ns(below(&r, 20 * NSEC_PER_MSEC));
+			churn_sleep(below(&r, 20 * NSEC_PER_MSEC));
 			killed = kill(pid, SIGKILL) == 0;
 			if (killed)
 				atomic_fetch_add(&F.child_kills, 1);
@@ -1254,7 +1296,7 @@ static void *forker_main(void *arg)
 			TFAIL("child %d (mode %u): status 0x%x", pid, mode,
 			      status);
 		atomic_fetch_add(&F.forks, 1);
-		sleep_ns(10 * NSEC_PER_MSEC + below(&r, 40 * NSEC_PER_MSEC));
+		churn_sleep(10 * NSEC_PER_MSEC + below(&r, 40 * NSEC_PER_MSEC));
 	}
 	return NULL;
 }
@@ -1349,14 +1391,14 @@ static void print_report(double secs, unsigned long calls)
 	printf("fuzz: seed %llu: %lu calls in %.1f s (%.0f calls/s), "
 	       "%lu threads, %lu signals sent (%lu handled), %lu children "
 	       "(%lu killed), "
-	       "%lu munmap, %lu remap, %lu mprotect\n",
+	       "%lu munmap, %lu remap, %lu mprotect, churn pauses x%llu\n",
 	       (unsigned long long)F.seed, calls, secs,
 	       secs > 0 ? (double)calls / secs : 0.0,
 	       atomic_load(&F.threads_started), atomic_load(&F.signals),
 	       atomic_load(&F.signals_handled), atomic_load(&F.forks),
 	       atomic_load(&F.child_kills),
 	       atomic_load(&F.munmaps), atomic_load(&F.remaps),
-	       atomic_load(&F.mprotects));
+	       atomic_load(&F.mprotects), (unsigned long long)F.pace);
 	for (op = 0; op < NR_OPS; op++) {
 		printf("fuzz: %-8s", op_names[op]);
 		for (o = 0; o < NR_OUT; o++)
@@ -1397,6 +1439,7 @@ START_TEST(test_fuzz)
 	F.seed = env_u64("TOFUTEX_FUZZ_SEED",
 			 (uint64_t)time(NULL) * 1000003ULL ^ (uint64_t)getpid());
 	F.max_calls = env_u64("TOFUTEX_FUZZ_CALLS", DEFAULT_CALLS);
+	F.pace = measure_pace();
 	secs = fuzz_seconds();
 	printf("fuzz: seed %llu (TOFUTEX_FUZZ_SEED), up to %llu s "
 	       "(TOFUTEX_FUZZ_SECONDS), up to %lu calls (TOFUTEX_FUZZ_CALLS)\n",
