@@ -44,7 +44,10 @@
  *   or SWAP call (the pinned SWAP ping-pong allocates twice per round
  *   trip). It is exchanged with xchg() only, so any number of callers may
  *   race for it; it is charged to the process like any state, is not
- *   counted as live, and is freed with the table.
+ *   counted as live, and is freed with the table. The cost: KASAN cannot
+ *   see a use after free of the one state that became the spare. No state
+ *   pointer outlives its holder's use of @users (each ioctl gets and puts
+ *   its own), which the debug kernel checked before the spare existed.
  *
  * Lock order: tofutex_tables_mutex is never held with any other tofutex
  * lock. bucket->lock nests outside state->lock only in this file, where
