@@ -58,6 +58,8 @@
 #define TOFUTEX_FEAT_WAITWAKE	(1ULL << 2)
 #define TOFUTEX_FEAT_SWAP	(1ULL << 3)
 #define TOFUTEX_FEAT_STATS	(1ULL << 4)
+#define TOFUTEX_FEAT_CLOCK_REALTIME	(1ULL << 5)
+#define TOFUTEX_FEAT_REQUEUE	(1ULL << 6)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -75,6 +77,12 @@ struct tofutex_version {
 
 /* TOFUTEX_IOC_LOCK flags. */
 #define TOFUTEX_LOCK_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
+/*
+ * With TOFUTEX_LOCK_DEADLINE: @deadline_ns is an absolute CLOCK_REALTIME
+ * time, and the wait follows clock_settime() as FUTEX_CLOCK_REALTIME does.
+ * Needs TOFUTEX_FEAT_CLOCK_REALTIME.
+ */
+#define TOFUTEX_LOCK_CLOCK_REALTIME	(1U << 1)
 #define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE)
 
 /*
@@ -101,8 +109,10 @@ struct tofutex_version {
  *
  * Returns 0 with the lock word holding the caller's TID (plus
  * TOFUTEX_OWNER_DIED when the status says so), or -1 with errno EDEADLK
- * (the caller already owns it), ETIMEDOUT, EINTR, EINVAL, EFAULT, ENOMEM
- * or EBADFD.
+ * (the caller already owns it), EPERM (the word holds the TID of a live
+ * thread that is not of the caller's process: the word is not process
+ * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL, EFAULT,
+ * ENOMEM or EBADFD.
  */
 struct tofutex_lock {
 	__aligned_u64 uaddr;
@@ -133,6 +143,8 @@ struct tofutex_unlock {
 
 /* TOFUTEX_IOC_WAIT and TOFUTEX_IOC_SWAP flags. */
 #define TOFUTEX_WAIT_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
+/* As TOFUTEX_LOCK_CLOCK_REALTIME; needs TOFUTEX_FEAT_CLOCK_REALTIME. */
+#define TOFUTEX_WAIT_CLOCK_REALTIME	(1U << 1)
 #define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE)
 
 /**
@@ -191,6 +203,43 @@ struct tofutex_swap {
 	__aligned_u64 reserved;
 };
 
+/**
+ * struct tofutex_requeue - TOFUTEX_IOC_REQUEUE argument
+ * @uaddr:         in: word whose TOFUTEX_IOC_WAIT waiters are woken or moved
+ *                 (a condition variable's word), 4-byte aligned
+ * @lock_uaddr:    in: TO lock word the moved waiters are queued on
+ * @val:           in: act only while *@uaddr equals @val, else EAGAIN
+ * @wake_count:    in: wake at most this many waiters first, as
+ *                 TOFUTEX_IOC_WAKE does
+ * @requeue_count: in: then move at most this many of the remaining waiters
+ * @flags:         in: must be 0
+ * @woken:         out: waiters woken
+ * @requeued:      out: waiters moved
+ * @reserved:      in: must be 0
+ *
+ * Wait morphing for condition variables: a broadcast wakes one waiter and
+ * moves the others onto the lock's kernel queue, instead of waking them
+ * all to fight for the lock. A moved waiter stays in TOFUTEX_IOC_WAIT;
+ * each release of @lock_uaddr that enters the kernel wakes at most one
+ * moved waiter, whose WAIT then returns 0, and which then takes the lock
+ * as any locker does (it is never handed the lock). While waiters are
+ * moved, the lock word has TOFUTEX_WAITERS set, so that its owner's unlock
+ * enters the kernel. A lock word that is free when REQUEUE runs gets its
+ * waiters woken, not moved. A moved waiter's deadline and signals still
+ * end its WAIT (ETIMEDOUT, EINTR). Needs TOFUTEX_FEAT_REQUEUE.
+ */
+struct tofutex_requeue {
+	__aligned_u64 uaddr;
+	__aligned_u64 lock_uaddr;
+	__u32 val;
+	__u32 wake_count;
+	__u32 requeue_count;
+	__u32 flags;
+	__u32 woken;
+	__u32 requeued;
+	__aligned_u64 reserved;
+};
+
 /* TOFUTEX_IOC_STATS scopes (flags). */
 #define TOFUTEX_STATS_PROCESS	0U	/* the caller's process */
 #define TOFUTEX_STATS_GLOBAL	1U	/* every process since load */
@@ -241,5 +290,6 @@ struct tofutex_stats {
 #define TOFUTEX_IOC_WAKE	_IOW(TOFUTEX_IOC_MAGIC, 0x04, struct tofutex_wake)
 #define TOFUTEX_IOC_SWAP	_IOWR(TOFUTEX_IOC_MAGIC, 0x05, struct tofutex_swap)
 #define TOFUTEX_IOC_STATS	_IOWR(TOFUTEX_IOC_MAGIC, 0x06, struct tofutex_stats)
+#define TOFUTEX_IOC_REQUEUE	_IOWR(TOFUTEX_IOC_MAGIC, 0x07, struct tofutex_requeue)
 
 #endif /* _UAPI_LINUX_TOFUTEX_H */
