@@ -13,7 +13,9 @@
  * word's state (table.c) in arrival order. Only the first one, the top
  * waiter, competes for the word; the others sleep until the top waiter
  * leaves the queue and promotes the next. So at most one task per lock
- * spins, and the spinning never takes a lock.
+ * spins. The spin itself takes no lock; each pass of the top waiter's
+ * loop takes state->lock once, briefly, to see whether it starves
+ * (tofutex_starving()).
  *
  * The top waiter spins while the owner thread is running on a CPU,
  * without setting WAITERS, so that the owner's unlock stays in user space
@@ -38,10 +40,22 @@
  * -----------
  * A module cannot hook thread exit with exported symbols, so the top
  * waiter checks the owner itself: on every pass of its loop and at least
- * every owner_check_ns while asleep. A TID that names no live thread of
- * the caller's process (none, exiting, or another process's) is dead; the
- * waiter then takes the word over with a cmpxchg from the exact value it
- * judged, sets OWNER_DIED and reports TOFUTEX_STATUS_OWNER_DIED.
+ * every owner_check_ns while asleep. A TID that names no thread, or an
+ * exiting thread of the caller's process, is dead; the waiter then takes
+ * the word over with a cmpxchg from the exact value it judged, sets
+ * OWNER_DIED and reports TOFUTEX_STATUS_OWNER_DIED. A TID that names a
+ * thread of another process (the word is shared with it, against the ABI,
+ * or the owner is a clone(CLONE_VM) child that is not a thread) is never
+ * taken over: LOCK fails with -EPERM.
+ *
+ * Loops and signals
+ * -----------------
+ * The top waiter's loop goes round again whenever the word changed under
+ * it. A word that keeps changing (a buggy program) must not keep the
+ * caller in the kernel: every pass checks for a signal and the deadline
+ * and offers to reschedule. UNLOCK's retry on a changed word does the
+ * same, restarting the call after a signal handler
+ * (-ERESTARTNOINTR: an unlock is never given up half done).
  *
  * Locking and lifetimes
  * ---------------------
@@ -54,9 +68,16 @@
  * dropped and the page faulted in (uaccess.c). The owner's task_struct is
  * looked at only with a reference held, and the word is re-checked after.
  *
+ * UNLOCK of a word that has no state releases it under the bucket lock
+ * (tofutex_state_get_or()), so that a locker that creates the state
+ * meanwhile either sees the released word or is found and woken.
+ *
  * Sleeping: LOCK sleeps in TASK_INTERRUPTIBLE with a timer; a signal ends
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it).
+ *
+ * Module parameters (each refused outside its range with -EINVAL, see
+ * struct tofutex_ns_param): spin_ns, handoff_ns, owner_check_ns.
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -73,31 +94,49 @@
  * Spinning costs a CPU; sleeping costs a block + wake-up round trip. By the
  * ski-rental argument, spinning for as long as that round trip would take
  * is never worse than twice the optimum. A round trip costs a few us on
- * bare metal and about 40 us under QEMU's emulation (measured here), so the
- * default covers both without burning a CPU for long. A time, not a loop
- * count: a loop count means something different on every CPU.
+ * bare metal and tens of us in an emulated guest, so the default covers
+ * both without burning a CPU for long. A time, not a loop count: a loop
+ * count means something different on every CPU. 0 turns spinning off; the
+ * maximum, 10 ms, is far beyond any round trip, and keeps the spin's end
+ * time from overflowing.
  */
-static unsigned long spin_ns = 50 * NSEC_PER_USEC;
-module_param(spin_ns, ulong, 0644);
-MODULE_PARM_DESC(spin_ns, "Time budget for a top waiter's spin on a running owner, in ns");
+static struct tofutex_ns_param spin_ns = {
+	.val = 50 * NSEC_PER_USEC,
+	.min = 0,
+	.max = 10 * NSEC_PER_MSEC,
+};
+module_param_cb(spin_ns, &tofutex_ns_param_ops, &spin_ns, 0644);
+MODULE_PARM_DESC(spin_ns, "Time budget for a top waiter's spin on a running owner, in ns, 0 to 10000000");
 
 /*
  * Prior art: the TP futex series handed off after 5 ms, the rwsem after
- * 4 ms; both bounded starvation without measurable throughput loss.
+ * 4 ms; both bounded starvation without measurable throughput loss. 0
+ * hands off at the first contended unlock; the maximum, 1 s, still bounds
+ * starvation.
  */
-static unsigned long handoff_ns = 4 * NSEC_PER_MSEC;
-module_param(handoff_ns, ulong, 0644);
-MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands the lock over, in ns");
+static struct tofutex_ns_param handoff_ns = {
+	.val = 4 * NSEC_PER_MSEC,
+	.min = 0,
+	.max = NSEC_PER_SEC,
+};
+module_param_cb(handoff_ns, &tofutex_ns_param_ops, &handoff_ns, 0644);
+MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands the lock over, in ns, 0 to 1000000000");
 
 /*
  * The ABI promises that a waiter gets a dead owner's lock within 100 ms.
  * Checking four times as often keeps that promise even when timers run
  * late under load, at a cost of 40 wake-ups a second for a sleeping top
- * waiter only.
+ * waiter only. The maximum is the promise itself; below the minimum, 1 ms,
+ * a sleeping top waiter would wake more than a thousand times a second.
  */
-static unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
-module_param(owner_check_ns, ulong, 0644);
-MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns");
+static struct tofutex_ns_param owner_check_ns = {
+	.val = 25 * NSEC_PER_MSEC,
+	.min = NSEC_PER_MSEC,
+	.max = 100 * NSEC_PER_MSEC,
+};
+module_param_cb(owner_check_ns, &tofutex_ns_param_ops, &owner_check_ns,
+		0644);
+MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns, 1000000 to 100000000");
 
 /**
  * struct tofutex_waiter - a task inside TOFUTEX_IOC_LOCK
@@ -161,41 +200,57 @@ static void tofutex_wake_task(struct task_struct *task)
  * @vpid:  the caller's TID
  * @keep:  bits of the old word to keep (WAITERS, when somebody else may be
  *         asleep waiting for this lock's unlock)
- * @word:  in: the value last read; out: the value found
+ * @word:  in: the value last read; out: the value found, or on success
+ *         the value replaced
+ *
+ * A free word's OWNER_DIED bit is always kept, as the library's user-space
+ * take keeps it: the data the lock protects is still inconsistent. One
+ * attempt only, so that a word that keeps changing sends the caller back
+ * to a loop that checks for signals.
  *
  * May sleep (faults in the page).
  *
- * Return: 1 when taken, 0 when owned by another task, -EDEADLK when owned
- * by the caller, -EFAULT.
+ * Return: 1 when taken, 0 when owned by another task, -EAGAIN when the
+ * word changed under the cmpxchg, -EDEADLK when owned by the caller,
+ * -EFAULT, -EINTR.
  */
 static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
 {
 	u32 cur;
 	int ret;
 
-	for (;;) {
-		if (tofutex_tid(*word) == vpid)
-			return -EDEADLK;
-		if (tofutex_tid(*word))
-			return 0;
-		ret = tofutex_word_cmpxchg(uaddr, &cur, *word,
-					   vpid | (*word & keep));
-		if (ret)
-			return ret;
-		if (cur == *word)
-			return 1;
+	if (tofutex_tid(*word) == vpid)
+		return -EDEADLK;
+	if (tofutex_tid(*word))
+		return 0;
+	keep |= TOFUTEX_OWNER_DIED;
+	ret = tofutex_word_cmpxchg(uaddr, &cur, *word, vpid | (*word & keep));
+	if (ret)
+		return ret;
+	if (cur != *word) {
 		*word = cur;
+		return -EAGAIN;
 	}
+	return 1;
+}
+
+/* How a take of the free word @old went: OWNER_DIED stays OWNER_DIED. */
+static u32 tofutex_taken_how(u32 old, u32 how)
+{
+	return (old & TOFUTEX_OWNER_DIED) ? TOFUTEX_STATUS_OWNER_DIED : how;
 }
 
 /**
  * tofutex_owner_get() - the live owner task named by a TID
  * @tid: TID from the lock word, in the caller's PID namespace
  *
- * Only a thread of the caller's own process can own one of its locks: any
- * other TID, like one of a thread that is exiting, names a dead owner.
+ * Only a thread of the caller's own process can own one of its locks. A
+ * TID that names no task, or an exiting thread of the process, names a
+ * dead owner. A TID that names a task of another process (exiting or not)
+ * means that the word is not the process's alone: it is never taken over.
  *
- * Return: the owner with a reference held, or NULL when it is dead.
+ * Return: the owner with a reference held, NULL when it is dead, or
+ * ERR_PTR(-EPERM) for another process's task.
  */
 static struct task_struct *tofutex_owner_get(u32 tid)
 {
@@ -203,9 +258,11 @@ static struct task_struct *tofutex_owner_get(u32 tid)
 
 	rcu_read_lock();
 	p = pid_task(find_vpid(tid), PIDTYPE_PID);
-	if (p && (!same_thread_group(p, current) || (p->flags & PF_EXITING)))
+	if (p && !same_thread_group(p, current))
+		p = ERR_PTR(-EPERM);
+	else if (p && (p->flags & PF_EXITING))
 		p = NULL;
-	if (p)
+	if (!IS_ERR_OR_NULL(p))
 		get_task_struct(p);
 	rcu_read_unlock();
 	return p;
@@ -234,16 +291,19 @@ enum tofutex_spin_end {
  *
  * Return: TOFUTEX_SPIN_WORD_CHANGED when the word changed, to be looked at
  * again; TOFUTEX_SPIN_GIVE_UP when the owner stopped running, the budget
- * ran out, or the caller must reschedule or handle a signal; -EFAULT.
+ * ran out, or the caller must reschedule or handle a signal; -EFAULT,
+ * -EINTR.
  */
 static int tofutex_spin_on_owner(struct tofutex_locker *lk,
 				 struct task_struct *owner, u32 *word, u64 end)
 {
 	u32 seen = *word;
+	int ret;
 
 	for (;;) {
-		if (tofutex_word_read(lk->uaddr, word))
-			return -EFAULT;
+		ret = tofutex_word_read(lk->uaddr, word);
+		if (ret)
+			return ret;
 		if (*word != seen)
 			return TOFUTEX_SPIN_WORD_CHANGED;
 		if (!tofutex_owner_running(owner) || need_resched() ||
@@ -286,7 +346,8 @@ static bool tofutex_starving(struct tofutex_locker *lk)
 	bool starving;
 
 	spin_lock(&state->lock);
-	starving = ktime_get_ns() - lk->waiter.top_since >= handoff_ns;
+	starving = ktime_get_ns() - lk->waiter.top_since >=
+		   READ_ONCE(handoff_ns.val);
 	if (starving)
 		state->handoff = true;
 	spin_unlock(&state->lock);
@@ -358,8 +419,10 @@ static bool tofutex_is_top(struct tofutex_locker *lk)
  * @lk: the LOCK call
  *
  * The task state is set before the check, and tofutex_dequeue() promotes
- * the next waiter and wakes it under state->lock, so a promotion between
- * the check and schedule() is not lost.
+ * the next waiter under state->lock and wakes it after dropping the lock,
+ * so a promotion between the check and schedule() makes schedule() return
+ * at once instead of being lost. Each sleep here counts in the status and
+ * the statistics like a sleep as top waiter: the caller did go to sleep.
  *
  * Return: 0 when top waiter, -ERESTARTSYS or -ETIMEDOUT.
  */
@@ -376,6 +439,8 @@ static int tofutex_wait_for_top(struct tofutex_locker *lk)
 			__set_current_state(TASK_RUNNING);
 			return ret;
 		}
+		tofutex_count(lk->table, TOFUTEX_CNT_SLEEPS);
+		lk->sleeps++;
 		tofutex_sleep_until(lk, 0);
 	}
 	__set_current_state(TASK_RUNNING);
@@ -436,7 +501,7 @@ static int tofutex_block(struct tofutex_locker *lk,
 	}
 	tofutex_count(lk->table, TOFUTEX_CNT_SLEEPS);
 	lk->sleeps++;
-	tofutex_sleep_until(lk, owner_check_ns);
+	tofutex_sleep_until(lk, READ_ONCE(owner_check_ns.val));
 	return 0;
 }
 
@@ -470,7 +535,8 @@ static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 	if (tofutex_owner_running(owner)) {
 		tofutex_count(lk->table, TOFUTEX_CNT_SPINS);
 		ret = tofutex_spin_on_owner(lk, owner, &word,
-					    ktime_get_ns() + spin_ns);
+					    ktime_get_ns() +
+					    READ_ONCE(spin_ns.val));
 		if (ret != TOFUTEX_SPIN_GIVE_UP)
 			return ret;
 	}
@@ -478,19 +544,59 @@ static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 }
 
 /**
- * tofutex_compete() - the top waiter's loop: take, spin or sleep
+ * tofutex_compete_once() - one pass of the top waiter: take, spin or sleep
+ * @lk:   the LOCK call
+ * @word: the word as just read, not the caller's TID
+ * @how:  out: TOFUTEX_STATUS_* when the lock is taken
+ *
+ * Return: 1 when the caller owns the lock, 0 to look at the word again,
+ * else a negative error (-EPERM: the owner is another process's task).
+ */
+static int tofutex_compete_once(struct tofutex_locker *lk, u32 word,
+				u32 *how)
+{
+	struct task_struct *owner;
+	int ret;
+
+	ret = tofutex_try_take(lk->uaddr, lk->waiter.vpid, 0, &word);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret > 0)
+		*how = tofutex_taken_how(word, lk->sleeps ?
+					 TOFUTEX_STATUS_WOKEN :
+					 TOFUTEX_STATUS_SPUN);
+	if (ret)
+		return ret;
+
+	owner = tofutex_owner_get(tofutex_tid(word));
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	if (!owner) {
+		ret = tofutex_take_from_dead(lk, &word);
+		if (ret > 0)
+			*how = TOFUTEX_STATUS_OWNER_DIED;
+		return ret;
+	}
+	ret = tofutex_wait_on_owner(lk, owner, word);
+	put_task_struct(owner);
+	return ret;
+}
+
+/**
+ * tofutex_compete() - the top waiter's loop
  * @lk:  the LOCK call
  * @how: out: TOFUTEX_STATUS_* when the lock is taken
  *
  * Every decision is re-checked by the cmpxchg that acts on it, so the word
- * is simply read again after each step.
+ * is simply read again after each pass. Before another pass the caller
+ * looks for a signal and its deadline and offers the CPU, so that a word
+ * that keeps changing cannot keep it in the kernel.
  *
  * Return: 1 when the caller owns the lock, else a negative error.
  */
 static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 {
-	u32 vpid = lk->waiter.vpid, word;
-	struct task_struct *owner;
+	u32 word;
 	int ret;
 
 	for (;;) {
@@ -498,28 +604,18 @@ static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 		if (ret)
 			return ret;
 		/* Only a hand-off writes the caller's TID for it. */
-		if (tofutex_tid(word) == vpid) {
+		if (tofutex_tid(word) == lk->waiter.vpid) {
 			*how = TOFUTEX_STATUS_HANDOFF;
 			return 1;
 		}
-		ret = tofutex_try_take(lk->uaddr, vpid, 0, &word);
-		if (ret) {
-			*how = lk->sleeps ? TOFUTEX_STATUS_WOKEN :
-					    TOFUTEX_STATUS_SPUN;
-			return ret;
-		}
-		owner = tofutex_owner_get(tofutex_tid(word));
-		if (!owner) {
-			ret = tofutex_take_from_dead(lk, &word);
-			*how = TOFUTEX_STATUS_OWNER_DIED;
-			if (ret)
-				return ret;
-			continue;
-		}
-		ret = tofutex_wait_on_owner(lk, owner, word);
-		put_task_struct(owner);
+		tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->uaddr, word);
+		ret = tofutex_compete_once(lk, word, how);
 		if (ret)
 			return ret;
+		ret = tofutex_sleep_interrupted(lk);
+		if (ret)
+			return ret;
+		cond_resched();
 	}
 }
 
@@ -611,7 +707,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
- * -ETIMEDOUT, -ERESTARTSYS, -EFAULT, -EINVAL (a wait word), -ENOMEM.
+ * -EPERM (owned by another process's task), -ETIMEDOUT, -ERESTARTSYS,
+ * -EFAULT, -EINVAL (a wait word), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 			ktime_t deadline, u32 *status)
@@ -630,12 +727,13 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 		return ret;
 	/* A sleeper may rely on WAITERS: a thief keeps it. */
 	ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS, &word);
-	if (!ret && tofutex_expired(&lk))
-		ret = -ETIMEDOUT;
-	else if (!ret)
-		ret = tofutex_lock_slow(&lk, &how);
-	else if (ret > 0)
+	if (ret > 0) {
+		how = tofutex_taken_how(word, how);
 		ret = 0;
+	} else if (ret == 0 || ret == -EAGAIN) {
+		ret = tofutex_expired(&lk) ? -ETIMEDOUT :
+					     tofutex_lock_slow(&lk, &how);
+	}
 
 	if (!ret) {
 		tofutex_count_taken(table, how);
@@ -694,7 +792,8 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  * The top waiter's task is pinned under state->lock, where it cannot have
  * left the queue, and woken after the lock is dropped.
  *
- * Return: 0, -EAGAIN to retry from the lookup, or -EFAULT.
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
+ * when the page must be faulted in.
  */
 static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 {
@@ -718,40 +817,66 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 	}
 	spin_unlock(&state->lock);
 	tofutex_wake_task(wake);
-
-	if (ret == -EFAULT && !tofutex_word_fault_in(lk->uaddr, true))
-		ret = -EAGAIN;
 	return ret;
 }
 
 /**
  * tofutex_unlock_unqueued() - UNLOCK when the word has no kernel state
- * @lk: table, uaddr and the caller's TID
+ * @arg: the UNLOCK call, a struct tofutex_locker (uaddr and the caller's
+ *       TID)
  *
- * Nobody sleeps on the word, so there is no one to wake, only a word to
- * release: its WAITERS bit is stale (its waiter timed out or was
- * signalled). A waiter that arrives meanwhile changes the word before it
- * sleeps, which fails the cmpxchg and sends the caller back to the lookup.
+ * Called by tofutex_state_get_or() under the bucket lock, after its lookup
+ * found no state: nobody sleeps on the word, so there is no one to wake,
+ * only a word to release; its WAITERS bit is stale (its waiter timed out
+ * or was signalled). A locker sleeps only after creating the word's state
+ * under the same bucket lock and then setting WAITERS with a cmpxchg. So
+ * either its state was created first, and the lookup found it, or this
+ * release comes first, and the locker's cmpxchg sees the released word
+ * instead of sleeping.
  *
- * Return: 0, -EAGAIN to retry from the lookup, or -EFAULT.
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
+ * when the page must be faulted in.
  */
-static int tofutex_unlock_unqueued(struct tofutex_locker *lk)
+static int tofutex_unlock_unqueued(void *arg)
 {
+	struct tofutex_locker *lk = arg;
 	u32 word;
+
+	if (tofutex_word_read_inatomic(lk->uaddr, &word))
+		return -EFAULT;
+	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->uaddr, word);
+	return tofutex_release_word(lk->uaddr, lk->waiter.vpid, word, NULL,
+				    false);
+}
+
+/**
+ * tofutex_unlock_pass() - look the word's state up and release the word
+ * @lk:    table, uaddr and the caller's TID
+ * @woken: out: 1 when the top waiter was woken
+ *
+ * Return: 0, -EAGAIN to try again, -EINVAL (a wait word), -EFAULT, -EINTR.
+ */
+static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
+{
 	int ret;
 
-	ret = tofutex_word_read(lk->uaddr, &word);
-	if (ret)
-		return ret;
-	for (;;) {
-		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
-					   NULL, false);
-		if (ret != -EFAULT)
-			return ret;
-		ret = tofutex_word_fault_in(lk->uaddr, true);
-		if (ret)
-			return ret;
+	lk->state = tofutex_state_get_or(lk->table, lk->uaddr,
+					 TOFUTEX_STATE_LOCK,
+					 tofutex_unlock_unqueued, lk);
+	if (IS_ERR(lk->state)) {
+		ret = PTR_ERR(lk->state);
+	} else if (!lk->state) {
+		ret = 0;
+	} else {
+		ret = tofutex_unlock_queued(lk, woken);
+		tofutex_state_put(lk->table, lk->state);
 	}
+	if (ret == -EFAULT) {
+		ret = tofutex_word_fault_in(lk->uaddr, true);
+		if (!ret)
+			ret = -EAGAIN;
+	}
+	return ret;
 }
 
 /**
@@ -760,7 +885,12 @@ static int tofutex_unlock_unqueued(struct tofutex_locker *lk)
  * @uaddr: the lock word, checked by tofutex_word_check()
  * @woken: out: 1 when a waiter was woken or handed the lock
  *
- * Return: 0, -EFAULT, or -EINVAL when the word is in use as a wait word.
+ * A pass that found the word changed under its cmpxchg did nothing, so
+ * the call can be restarted after a signal handler; it always is
+ * (-ERESTARTNOINTR), since an unlock is not something to give up.
+ *
+ * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word,
+ * -ERESTARTNOINTR.
  */
 static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 			  u32 *woken)
@@ -773,19 +903,14 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 	int ret;
 
 	*woken = 0;
-	do {
-		lk.state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK,
-					     false);
-		if (IS_ERR(lk.state))
-			return PTR_ERR(lk.state);
-		if (!lk.state) {
-			ret = tofutex_unlock_unqueued(&lk);
-			continue;
-		}
-		ret = tofutex_unlock_queued(&lk, woken);
-		tofutex_state_put(table, lk.state);
-	} while (ret == -EAGAIN);
-	return ret;
+	for (;;) {
+		ret = tofutex_unlock_pass(&lk, woken);
+		if (ret != -EAGAIN)
+			return ret;
+		if (signal_pending(current))
+			return -ERESTARTNOINTR;
+		cond_resched();
+	}
 }
 
 /**
@@ -793,8 +918,11 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_lock
  *
- * The status field is written once before locking, so that a lock is
- * never taken for a caller that cannot be told about it.
+ * The status field is written once before locking, so that an argument
+ * that cannot take the status fails before anything is locked. Once the
+ * word is taken the call succeeds: if the argument was unmapped or made
+ * read-only meanwhile, the status is lost, but the caller owns the lock
+ * and must know it (the word itself still shows OWNER_DIED).
  *
  * Return: 0 or a negative error, see tofutex_lock().
  */
@@ -822,7 +950,7 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
 	ret = tofutex_lock(table, uaddr, deadline, &status);
 	if (!ret && put_user(status, &argp->status))
-		return -EFAULT;
+		pr_debug("tofutex: LOCK status lost: argument not writable\n");
 	return ret;
 }
 

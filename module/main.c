@@ -10,13 +10,15 @@
  *   is open, and no ioctl can run after tofutex_exit() starts.
  *
  * - Each open file holds one reference on the process table of the process
- *   that opened it (file->private_data, see table.c). The reference is
- *   taken in tofutex_open() and dropped in tofutex_release(); the VFS
- *   guarantees that no ioctl on the file runs after release.
+ *   (thread group and address space) that opened it (file->private_data,
+ *   see table.c). The reference is taken in tofutex_open() and dropped in
+ *   tofutex_release(); the VFS guarantees that no ioctl on the file runs
+ *   after release.
  *
- * - Every ioctl first checks that the caller runs in the address space the
- *   table belongs to. A descriptor that reached another process (fork(),
- *   SCM_RIGHTS) fails with -EBADFD, so no process can reach another
+ * - Every ioctl first checks that the caller is a thread of that process.
+ *   A descriptor that reached another process (fork(), SCM_RIGHTS, a
+ *   clone(CLONE_VM) child that is not a thread, the same thread group after
+ *   execve()) fails with -EBADFD, so no process can reach another
  *   process's lock states through tofutex.
  *
  * Nothing in this file sleeps other than copy_{from,to}_user() and what the
@@ -26,6 +28,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "tofutex.h"
@@ -38,7 +41,7 @@ static int tofutex_open(struct inode *inode, struct file *file)
 {
 	struct tofutex_table *table;
 
-	table = tofutex_table_get(current->mm);
+	table = tofutex_table_get();
 	if (IS_ERR(table))
 		return PTR_ERR(table);
 	file->private_data = table;
@@ -86,6 +89,34 @@ ktime_t tofutex_deadline(bool given, u64 deadline_ns)
 		return KTIME_MAX;
 	return ns_to_ktime(min_t(u64, deadline_ns, KTIME_MAX));
 }
+
+static int tofutex_ns_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct tofutex_ns_param *p = kp->arg;
+	unsigned long v;
+	int ret;
+
+	ret = kstrtoul(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < p->min || v > p->max)
+		return -EINVAL;
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int tofutex_ns_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct tofutex_ns_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(p->val));
+}
+
+/* Module parameters in ns with a range: see struct tofutex_ns_param. */
+const struct kernel_param_ops tofutex_ns_param_ops = {
+	.set = tofutex_ns_param_set,
+	.get = tofutex_ns_param_get,
+};
 
 static long tofutex_ioc_version(void __user *argp)
 {
@@ -156,9 +187,18 @@ static int __init tofutex_init(void)
 	ret = tofutex_stats_init();
 	if (ret)
 		return ret;
+	ret = tofutex_wake_local_init();
+	if (ret)
+		goto out_stats;
 	ret = misc_register(&tofutex_miscdev);
 	if (ret)
-		tofutex_stats_exit();
+		goto out_wake_local;
+	return 0;
+
+out_wake_local:
+	tofutex_wake_local_exit();
+out_stats:
+	tofutex_stats_exit();
 	return ret;
 }
 

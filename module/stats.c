@@ -9,7 +9,13 @@
  *
  * The global set lives from module load to unload. A process's set lives
  * in its table (table.c) and dies with it.
+ *
+ * Who may read what: a process reads its own set. The global set shows
+ * every process's activity (when and how much others lock, wait and
+ * sleep), so it needs CAP_SYS_ADMIN, like other system-wide views of
+ * other users' behaviour.
  */
+#include <linux/capability.h>
 #include <linux/percpu.h>
 #include <linux/uaccess.h>
 
@@ -99,7 +105,8 @@ static void tofutex_stats_fill(struct tofutex_stats *st,
  * @table: the caller's table
  * @argp:  user pointer to struct tofutex_stats
  *
- * Return: 0, -EFAULT, or -EINVAL for an unknown scope or nonzero padding.
+ * Return: 0, -EFAULT, -EINVAL for an unknown scope or nonzero padding,
+ * -EPERM for the global scope without CAP_SYS_ADMIN.
  */
 long tofutex_ioc_stats(struct tofutex_table *table, void __user *argp)
 {
@@ -112,6 +119,8 @@ long tofutex_ioc_stats(struct tofutex_table *table, void __user *argp)
 	if (scope > TOFUTEX_STATS_GLOBAL || st.pad ||
 	    !tofutex_reserved_zero(st.reserved, ARRAY_SIZE(st.reserved)))
 		return -EINVAL;
+	if (scope == TOFUTEX_STATS_GLOBAL && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 
 	memset(&st, 0, sizeof(st));
 	st.flags = scope;

@@ -4,22 +4,32 @@
  *
  * Review of the TO futex RFC asked for process-private storage instead of
  * the global futex hash: unrelated processes must not collide in one hash
- * bucket. So every process (address space) that opens /dev/tofutex gets
- * its own table, and lock states are looked up only there.
+ * bucket. So every process that opens /dev/tofutex gets its own table, and
+ * lock states are looked up only there.
+ *
+ * A process is one thread group in one address space: the table is keyed
+ * by both. A clone(CLONE_VM) child that is not a thread shares the address
+ * space but not the thread group, so it gets a table of its own and
+ * cannot use its parent's descriptor; the thread group has one PID
+ * namespace (a new one applies only to children), so all TIDs in one
+ * table's words mean the same threads; and the same thread group after
+ * execve() has a new address space, so a descriptor kept over it fails.
  *
  * Objects, lifetimes and locks:
  *
  * struct tofutex_table
- *   One per mm that has /dev/tofutex open. Created by the first open() in
- *   that mm, freed by the last release() of a file opened in it. @files
- *   counts those files and, like the registry below, is changed only under
- *   tofutex_tables_mutex. The table pins its mm_struct with mmgrab() so the
- *   pointer used as its key cannot be reused by a new process while the
- *   table lives; the address space itself is not pinned.
+ *   One per process (thread group and mm) that has /dev/tofutex open.
+ *   Created by the first open() in that process, freed by the last
+ *   release() of a file opened in it. @files counts those files and, like
+ *   the registry below, is changed only under tofutex_tables_mutex. The
+ *   table pins its mm_struct with mmgrab() and its thread group's struct
+ *   pid with get_pid(), so that neither pointer used as its key can be
+ *   reused by a new process while the table lives; the address space
+ *   itself is not pinned.
  *
  * tofutex_tables (the registry)
- *   Maps an mm to its table so that two descriptors opened by one process
- *   share one table. It is touched only by open() and release(), under
+ *   Maps a process to its table so that two descriptors opened by one
+ *   process share one table. It is touched only by open() and release(), under
  *   tofutex_tables_mutex, never on the lock or wait paths.
  *
  * struct tofutex_bucket
@@ -50,14 +60,18 @@
  *   its own), which the debug kernel checked before the spare existed.
  *
  * Lock order: tofutex_tables_mutex is never held with any other tofutex
- * lock. bucket->lock nests outside state->lock only in this file, where
- * state->lock is never taken.
+ * lock. bucket->lock is never held with state->lock. Under bucket->lock,
+ * tofutex_state_get_or() lets its caller touch the user word (faults
+ * disabled) to act on a word that has no state, atomically against a task
+ * that creates one.
  */
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include "tofutex.h"
@@ -82,6 +96,7 @@ struct tofutex_bucket {
  * struct tofutex_table - the tofutex state of one process
  * @node:     entry in tofutex_tables, under tofutex_tables_mutex
  * @mm:       the address space this table serves, pinned with mmgrab()
+ * @tgid:     the thread group it serves, pinned with get_pid()
  * @files:    open files bound to this table, under tofutex_tables_mutex
  * @counters: the process's statistics
  * @spare:    a freed state kept for reuse, or NULL
@@ -90,6 +105,7 @@ struct tofutex_bucket {
 struct tofutex_table {
 	struct hlist_node node;
 	struct mm_struct *mm;
+	struct pid *tgid;
 	unsigned int files;
 	struct tofutex_counters counters;
 	struct tofutex_state *spare;
@@ -117,19 +133,21 @@ static struct tofutex_table *tofutex_table_alloc(struct mm_struct *mm)
 	}
 	mmgrab(mm);
 	table->mm = mm;
+	table->tgid = get_pid(task_tgid(current));
 	return table;
 }
 
 /**
- * tofutex_table_get() - find or create the table of an address space
- * @mm: the opening task's mm
+ * tofutex_table_get() - find or create the calling process's table
  *
  * Called from open(); may sleep.
  *
- * Return: the table with one more file reference, or ERR_PTR(-ENOMEM).
+ * Return: the table with one more file reference, ERR_PTR(-EINVAL) for a
+ * task without an address space, or ERR_PTR(-ENOMEM).
  */
-struct tofutex_table *tofutex_table_get(struct mm_struct *mm)
+struct tofutex_table *tofutex_table_get(void)
 {
+	struct mm_struct *mm = current->mm;
 	struct tofutex_table *table;
 
 	if (!mm)
@@ -137,7 +155,7 @@ struct tofutex_table *tofutex_table_get(struct mm_struct *mm)
 
 	mutex_lock(&tofutex_tables_mutex);
 	hash_for_each_possible(tofutex_tables, table, node, (unsigned long)mm) {
-		if (table->mm == mm) {
+		if (tofutex_table_is_current(table)) {
 			table->files++;
 			goto out;
 		}
@@ -175,6 +193,7 @@ void tofutex_table_put(struct tofutex_table *table)
 	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++)
 		WARN_ON_ONCE(!hlist_empty(&table->buckets[i].states));
 	kfree(table->spare);
+	put_pid(table->tgid);
 	mmdrop(table->mm);
 	tofutex_counters_destroy(&table->counters);
 	kvfree(table);
@@ -184,14 +203,15 @@ void tofutex_table_put(struct tofutex_table *table)
  * tofutex_table_is_current() - may the calling task use this table?
  * @table: the table bound to the file
  *
- * Only tasks of the address space that opened the file may: the lock
- * words named by the ioctls are looked up in that address space's table.
+ * Only threads of the process that opened the file may: the lock words
+ * named by the ioctls are looked up in that process's table, and the TIDs
+ * in them name its threads.
  *
- * Return: true when the caller's mm is the table's.
+ * Return: true when the caller is of the table's thread group and mm.
  */
 bool tofutex_table_is_current(const struct tofutex_table *table)
 {
-	return table->mm == current->mm;
+	return table->mm == current->mm && table->tgid == task_tgid(current);
 }
 
 struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table)
@@ -309,6 +329,42 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 	}
 	tofutex_live_add(table, 1);
 	return new;
+}
+
+/**
+ * tofutex_state_get_or() - find the state of a word, or act on its absence
+ * @table:  the caller's process table
+ * @uaddr:  the user word
+ * @kind:   what the caller uses the word as
+ * @absent: called when the word has no state, under the bucket lock: it
+ *          must not sleep, and touches the word only with page faults
+ *          disabled
+ * @arg:    passed to @absent
+ *
+ * The lookup that finds nothing and @absent() are one step against any
+ * task that creates the state (tofutex_state_get()): either @absent() runs
+ * first, and that task's later look at the word sees what @absent() did,
+ * or the state is found.
+ *
+ * Return: the state with a use taken for the caller; NULL when there was
+ * none and @absent() returned 0; ERR_PTR() of what @absent() returned
+ * otherwise; ERR_PTR(-EINVAL) when the word is in use as the other kind.
+ */
+struct tofutex_state *tofutex_state_get_or(struct tofutex_table *table,
+					   u32 __user *uaddr,
+					   enum tofutex_state_kind kind,
+					   int (*absent)(void *arg), void *arg)
+{
+	struct tofutex_bucket *bucket = tofutex_bucket_of(table, uaddr);
+	struct tofutex_state *state;
+	int ret = 0;
+
+	spin_lock(&bucket->lock);
+	state = tofutex_state_lookup(bucket, uaddr, kind);
+	if (!state)
+		ret = absent(arg);
+	spin_unlock(&bucket->lock);
+	return ret ? ERR_PTR(ret) : state;
 }
 
 /**

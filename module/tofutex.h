@@ -9,12 +9,19 @@
  * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
+ * debug.c    test-only windows, built with TOFUTEX_DEBUG_WINDOWS
+ *
+ * "The process" is one thread group in one address space, everywhere:
+ * a table serves the thread group that opened it (table.c), only its
+ * threads may use the descriptor, only they can own its locks (lock.c),
+ * and TIDs are read and written in its PID namespace.
  */
 #ifndef _TOFUTEX_H
 #define _TOFUTEX_H
 
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -24,7 +31,6 @@
 
 #define TOFUTEX_MODULE_VERSION "0.1.0"
 
-struct mm_struct;
 struct tofutex_table;
 
 /* table.c */
@@ -60,13 +66,17 @@ struct tofutex_state {
 	bool handoff;
 };
 
-struct tofutex_table *tofutex_table_get(struct mm_struct *mm);
+struct tofutex_table *tofutex_table_get(void);
 void tofutex_table_put(struct tofutex_table *table);
 bool tofutex_table_is_current(const struct tofutex_table *table);
 struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 					u32 __user *uaddr,
 					enum tofutex_state_kind kind,
 					bool create);
+struct tofutex_state *tofutex_state_get_or(struct tofutex_table *table,
+					   u32 __user *uaddr,
+					   enum tofutex_state_kind kind,
+					   int (*absent)(void *arg), void *arg);
 void tofutex_state_put(struct tofutex_table *table,
 		       struct tofutex_state *state);
 
@@ -135,13 +145,7 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 
 /* wake_local.c */
 
-/**
- * tofutex_wake_local_prepare() - ready the mechanism before a SWAP
- *
- * Called by every SWAP before it takes a lock or sets a task state: it may
- * sleep, the first time, to switch on what tofutex_wake_local() needs.
- */
-void tofutex_wake_local_prepare(void);
+int tofutex_wake_local_init(void);
 void tofutex_wake_local_exit(void);
 void tofutex_schedule_until(ktime_t expires);
 
@@ -165,5 +169,40 @@ void tofutex_wake_local(struct task_struct *wakee, ktime_t expires);
 
 bool tofutex_reserved_zero(const u64 *reserved, size_t n);
 ktime_t tofutex_deadline(bool given, u64 deadline_ns);
+
+/**
+ * struct tofutex_ns_param - a module parameter in ns with a valid range
+ * @val: the value; read it with READ_ONCE(), it may change at any time
+ * @min: smallest value accepted
+ * @max: largest value accepted
+ *
+ * Set through tofutex_ns_param_ops, which refuses values outside
+ * [@min, @max] with -EINVAL and leaves @val unchanged.
+ */
+struct tofutex_ns_param {
+	unsigned long val;
+	unsigned long min;
+	unsigned long max;
+};
+
+extern const struct kernel_param_ops tofutex_ns_param_ops;
+
+/* debug.c */
+
+/* Race windows that tests can widen; see debug.c. */
+enum tofutex_window {
+	TOFUTEX_WINDOW_UNLOCK_UNQUEUED = 1,
+	TOFUTEX_WINDOW_COMPETE = 2,
+};
+
+#ifdef TOFUTEX_DEBUG_WINDOWS
+void tofutex_debug_window(enum tofutex_window id, u32 __user *uaddr,
+			  u32 word);
+#else
+static inline void tofutex_debug_window(enum tofutex_window id,
+					u32 __user *uaddr, u32 word)
+{
+}
+#endif
 
 #endif /* _TOFUTEX_H */

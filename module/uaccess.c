@@ -18,12 +18,18 @@
  * - tofutex_word_read() and tofutex_word_cmpxchg() wrap the two for callers
  *   that hold nothing and may sleep.
  *
+ * - A fault-in followed by a failing access again (the page went away
+ *   meanwhile, under memory pressure or another thread's munmap()) loops;
+ *   each fault-in first looks for a fatal signal, so a task being killed
+ *   leaves with -EINTR, and every loop offers the CPU between passes.
+ *
  * The address has been checked by tofutex_word_check() at the ioctl
  * boundary: aligned and in the user range.
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include <asm/futex.h>
 
@@ -97,13 +103,17 @@ int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
  * Must be called with no locks held and the task running; may sleep.
  *
  * Return: 0 when the access can be retried, -EFAULT when the address is
- * genuinely bad (unmapped, or mapped without the needed permission).
+ * genuinely bad (unmapped, or mapped without the needed permission),
+ * -EINTR when the task has a fatal signal.
  */
 int tofutex_word_fault_in(u32 __user *uaddr, bool write)
 {
 	struct mm_struct *mm = current->mm;
 	int ret;
 
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
 	mmap_read_lock(mm);
 	ret = fixup_user_fault(mm, (unsigned long)uaddr,
 			       write ? FAULT_FLAG_WRITE : 0, NULL);
@@ -118,7 +128,7 @@ int tofutex_word_fault_in(u32 __user *uaddr, bool write)
  *
  * May sleep.
  *
- * Return: 0 or -EFAULT.
+ * Return: 0, -EFAULT or -EINTR.
  */
 int tofutex_word_read(u32 __user *uaddr, u32 *val)
 {
@@ -143,7 +153,7 @@ int tofutex_word_read(u32 __user *uaddr, u32 *val)
  *
  * May sleep.
  *
- * Return: 0 (check *@curval == @oldval) or -EFAULT.
+ * Return: 0 (check *@curval == @oldval), -EFAULT or -EINTR.
  */
 int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
 			 u32 newval)

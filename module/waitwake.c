@@ -305,16 +305,38 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 }
 
 /**
+ * tofutex_waiters_queued() - how many waiters a word has, up to a limit
+ * @state: the word's state
+ * @max:   stop counting here
+ *
+ * Return: the number of queued waiters, at most @max.
+ */
+static u32 tofutex_waiters_queued(struct tofutex_state *state, u32 max)
+{
+	struct list_head *pos;
+	u32 n = 0;
+
+	spin_lock(&state->lock);
+	list_for_each(pos, &state->waiters) {
+		if (n == max)
+			break;
+		n++;
+	}
+	spin_unlock(&state->lock);
+	return n;
+}
+
+/**
  * tofutex_wake_batch() - take up to a batch of waiters off the queue
  * @state: the word's state
  * @max:   take at most this many
  * @tasks: out: their tasks, each with a reference
- * @more:  out: waiters are left on the queue
  *
- * Return: how many were taken.
+ * Return: how many were taken; fewer than a batch and fewer than @max
+ * when the queue ran empty.
  */
 static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
-				       struct task_struct **tasks, bool *more)
+				       struct task_struct **tasks)
 {
 	struct tofutex_word_waiter *w;
 	unsigned int n = 0;
@@ -328,7 +350,6 @@ static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
 			break;
 		tasks[n++] = tofutex_waiter_take(w);
 	}
-	*more = !list_empty(&state->waiters);
 	spin_unlock(&state->lock);
 	return n;
 }
@@ -338,9 +359,12 @@ static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_wake
  *
- * Waiters that queue while a WAKE of more than one batch runs may be woken
- * by it too; they queued after the word changed, so for them it is a
- * spurious wake-up, which every futex-style waiter tolerates.
+ * WAKE wakes at most as many waiters as were queued when it began, so
+ * that waiters that keep coming back cannot keep it in the kernel, and
+ * offers the CPU between batches. Waiters that queue while it runs may be
+ * woken in place of ones that left; they queued after the word changed,
+ * so for them it is a spurious wake-up, which every futex-style waiter
+ * tolerates.
  *
  * Return: the number of waiters woken, or -EINVAL (bad argument, or the
  * word is in use as a TO lock), -EFAULT.
@@ -351,10 +375,9 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 	struct task_struct *tasks[TOFUTEX_WAKE_BATCH];
 	struct tofutex_state *state;
 	struct tofutex_wake arg;
-	unsigned int n, i;
 	u32 __user *uaddr;
-	u32 woken = 0;
-	bool more;
+	u32 woken = 0, limit;
+	unsigned int n, i;
 	int ret;
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
@@ -370,14 +393,18 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 	if (IS_ERR_OR_NULL(state))
 		return PTR_ERR_OR_ZERO(state);
 
-	do {
-		n = tofutex_wake_batch(state, arg.count - woken, tasks, &more);
+	limit = tofutex_waiters_queued(state, arg.count);
+	while (woken < limit) {
+		n = tofutex_wake_batch(state, limit - woken, tasks);
 		for (i = 0; i < n; i++) {
 			wake_up_process(tasks[i]);
 			put_task_struct(tasks[i]);
 		}
 		woken += n;
-	} while (more && woken < arg.count);
+		if (n < TOFUTEX_WAKE_BATCH || fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
 
 	tofutex_state_put(table, state);
 	return woken;
@@ -492,7 +519,6 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 				       arg.deadline_ns);
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
-	tofutex_wake_local_prepare();
 	ret = tofutex_swap(&wc, wake_uaddr, &woken);
 	if (ret == -ETIMEDOUT)
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);

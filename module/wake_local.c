@@ -11,9 +11,9 @@
  * by itself: while the waker still runs, its CPU is busy, and when the
  * wakee's previous CPU is idle and shares a cache with it,
  * select_idle_sibling() picks that one whatever hint the waker gives
- * (WF_SYNC and a steered wake_cpu both measured below 1 % on the waker's
- * CPU, issue 4). Upstream's answer, WF_CURRENT_CPU, is reachable only
- * through __wake_up_on_current_cpu(), which Debian's 6.1 and 6.12 do not
+ * (neither WF_SYNC nor a wake_cpu steered while the waker still runs
+ * overrides that choice). Upstream's answer, WF_CURRENT_CPU, is reachable
+ * only through __wake_up_on_current_cpu(), which Debian's 6.1 and 6.12 do not
  * export. Restricting the wakee's affinity works but is visible to, and
  * can overwrite, what user space and cpusets set. So, by default:
  *
@@ -49,7 +49,7 @@
  *   else irq_work_sync()
  *   put_task_struct(wakee)
  *
- * Each rule below was found by measurement (issue 4) and is handled here:
+ * Each of these rules is handled here:
  *
  * - sched_out runs on every switch-out of the waker, also when it was
  *   merely preempted between setting its task state and schedule(); then
@@ -87,12 +87,17 @@
  *   another CPU than the one the waker returns on: irq_work_sync() before
  *   returning. The wakee is pinned by a reference until then.
  *
- * - preempt_notifier_register() warns unless notifiers are enabled:
- *   preempt_notifier_inc() at the first SWAP, _dec() at unload.
+ * - preempt_notifier_register() warns unless notifiers are enabled. They
+ *   are a static branch in every context switch of the system, so only
+ *   the administrator switches them on: at module load when wake_local is
+ *   set (the default), or by setting wake_local later; _dec() at unload.
+ *   No SWAP, so no unprivileged caller, ever changes the key; a SWAP uses
+ *   the mechanism only when it finds the key on.
  *
  * - When the wakee may not run on this CPU, may run on no other, or is
  *   still queued (not yet asleep, or delayed-dequeued on 6.12), deferring
- *   gains nothing and delays it (about 8 us measured): wake it at once.
+ *   gains nothing and delays it by a trip through the idle task: wake it
+ *   at once.
  *
  * - Without CONFIG_PREEMPT_NOTIFIERS, or without an irq_work interrupt on
  *   this architecture, the wakee is woken at once.
@@ -102,7 +107,8 @@
  * and the waker's schedule() switches straight to it.
  *
  * Module parameters: wake_local (bool, 0644) turns the mechanism off for
- * comparison; wake_local_mechanism (read-only) names the one built in.
+ * comparison, and back on (switching notifiers on if they are not yet);
+ * wake_local_mechanism (read-only) names the one built in.
  */
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
@@ -118,9 +124,8 @@
 
 #include "tofutex.h"
 
+/* Set through tofutex_wake_local_ops, at the end of this file. */
 static bool wake_local = true;
-module_param(wake_local, bool, 0644);
-MODULE_PARM_DESC(wake_local, "Run SWAP's wakee on the caller's CPU when its affinity allows");
 
 /**
  * tofutex_schedule_until() - sleep until woken or @expires
@@ -154,11 +159,16 @@ static bool tofutex_wake_local_usable(void)
 	return true;
 }
 
-void tofutex_wake_local_prepare(void)
+int tofutex_wake_local_init(void)
 {
+	return 0;
 }
 
 void tofutex_wake_local_exit(void)
+{
+}
+
+static void tofutex_wake_local_update(void)
 {
 }
 
@@ -224,14 +234,17 @@ static bool tofutex_wake_local_usable(void)
 
 /*
  * Preempt notifiers are a static branch in every context switch of the
- * system. Switch them on at the first SWAP, not at module load: a system
- * that loads the module and never swaps keeps the branch off, and loading
- * and unloading the module does not patch the scheduler's text (KVM, the
- * other user, switches them on per virtual machine for the same reason).
- * Once on, they stay on until unload: SWAP is the hot path, and a count
- * kept per caller would patch text twice per sleep.
+ * system: a global switch, flipped only by the administrator's acts
+ * (loading the module, writing wake_local), never by a SWAP, which any
+ * user may call. Once on, they stay on until unload: turning them off
+ * while a SWAP has a notifier registered would make the registration
+ * warn, and a count kept per SWAP would patch text twice per sleep.
+ * @tofutex_notifiers_ready is true from init to exit, so that a
+ * wake_local given at load time is acted on by init, and one written
+ * after exit started is not.
  */
 static DEFINE_MUTEX(tofutex_notifiers_lock);
+static bool tofutex_notifiers_ready;
 static bool tofutex_notifiers_on;
 
 /*
@@ -305,7 +318,7 @@ static bool tofutex_handoff_worth_it(struct task_struct *wakee)
 {
 	if (!READ_ONCE(wake_local))
 		return false;
-	/* Pairs with tofutex_wake_local_prepare(): notifiers are on. */
+	/* Pairs with tofutex_wake_local_update(): notifiers are on. */
 	if (!smp_load_acquire(&tofutex_notifiers_on))
 		return false;
 	return !READ_ONCE(wakee->on_rq) &&
@@ -362,14 +375,12 @@ void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
 	tofutex_handoff_finish(&h);
 }
 
-void tofutex_wake_local_prepare(void)
+/* Switch notifiers on if wake_local asks for them and they are off. */
+static void tofutex_wake_local_update(void)
 {
-	/* The flag is published after preempt_notifier_inc() returned. */
-	if (smp_load_acquire(&tofutex_notifiers_on) ||
-	    !tofutex_wake_local_usable() || !READ_ONCE(wake_local))
-		return;
 	mutex_lock(&tofutex_notifiers_lock);
-	if (!tofutex_notifiers_on) {
+	if (tofutex_notifiers_ready && !tofutex_notifiers_on &&
+	    READ_ONCE(wake_local) && tofutex_wake_local_usable()) {
 		preempt_notifier_inc();
 		/* Pairs with the acquires: the key is on for whoever sees it. */
 		smp_store_release(&tofutex_notifiers_on, true);
@@ -377,11 +388,27 @@ void tofutex_wake_local_prepare(void)
 	mutex_unlock(&tofutex_notifiers_lock);
 }
 
-/* No SWAP is running: each holds a descriptor, which holds the module. */
+int tofutex_wake_local_init(void)
+{
+	mutex_lock(&tofutex_notifiers_lock);
+	tofutex_notifiers_ready = true;
+	mutex_unlock(&tofutex_notifiers_lock);
+	tofutex_wake_local_update();
+	return 0;
+}
+
+/*
+ * At unload, or when init fails later: no SWAP is running, each holds a
+ * descriptor, which holds the module.
+ */
 void tofutex_wake_local_exit(void)
 {
+	mutex_lock(&tofutex_notifiers_lock);
+	tofutex_notifiers_ready = false;
 	if (tofutex_notifiers_on)
 		preempt_notifier_dec();
+	tofutex_notifiers_on = false;
+	mutex_unlock(&tofutex_notifiers_lock);
 }
 
 #else /* neither mechanism */
@@ -393,11 +420,16 @@ static bool tofutex_wake_local_usable(void)
 	return false;
 }
 
-void tofutex_wake_local_prepare(void)
+int tofutex_wake_local_init(void)
 {
+	return 0;
 }
 
 void tofutex_wake_local_exit(void)
+{
+}
+
+static void tofutex_wake_local_update(void)
 {
 }
 
@@ -431,3 +463,20 @@ static const struct kernel_param_ops tofutex_wake_local_mechanism_ops = {
 module_param_cb(wake_local_mechanism, &tofutex_wake_local_mechanism_ops,
 		NULL, 0444);
 MODULE_PARM_DESC(wake_local_mechanism, "How SWAP runs its wakee on the caller's CPU: current-cpu, deferred or none (read-only)");
+
+static int tofutex_wake_local_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (!ret)
+		tofutex_wake_local_update();
+	return ret;
+}
+
+static const struct kernel_param_ops tofutex_wake_local_ops = {
+	.set = tofutex_wake_local_set,
+	.get = param_get_bool,
+};
+module_param_cb(wake_local, &tofutex_wake_local_ops, &wake_local, 0644);
+MODULE_PARM_DESC(wake_local, "Run SWAP's wakee on the caller's CPU when its affinity allows; setting it switches the scheduler's preempt notifiers on for good");

@@ -389,11 +389,12 @@ static bool allowed(enum fuzz_op op, int e)
 {
 	switch (op) {
 	case OP_VERSION:
-	case OP_STATS:
 		return e == 0 || e == EFAULT || e == EINVAL;
+	case OP_STATS:
+		return e == 0 || e == EFAULT || e == EINVAL || e == EPERM;
 	case OP_LOCK:
-		return e == 0 || e == EDEADLK || e == ETIMEDOUT || e == EINTR ||
-		       e == EINVAL || e == EFAULT || e == ENOMEM;
+		return e == 0 || e == EDEADLK || e == EPERM || e == ETIMEDOUT ||
+		       e == EINTR || e == EINVAL || e == EFAULT || e == ENOMEM;
 	case OP_UNLOCK:
 	case OP_WAKE:
 		return e == 0 || e == EINVAL || e == EFAULT;

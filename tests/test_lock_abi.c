@@ -407,11 +407,11 @@ START_TEST(test_lock_relock_edeadlk)
 END_TEST
 
 /*
- * A word naming a thread that is not one of the caller's process - another
- * process's live thread, init, a TID nobody has - counts as a dead owner:
- * LOCK takes it over and says so.
+ * A word naming a live task of another process (a child, init) is never
+ * taken over: LOCK fails with EPERM and leaves the word alone. A TID that
+ * names no task is a dead owner's: LOCK takes it over and says so.
  */
-START_TEST(test_lock_foreign_tid_owner_died)
+START_TEST(test_lock_foreign_tid)
 {
 	uint32_t tid = test_gettid();
 	struct tofutex_stats before, after;
@@ -438,21 +438,27 @@ START_TEST(test_lock_foreign_tid_owner_died)
 	owners[1] = (uint32_t)child | WAITERS;
 	owners[2] = 1;
 	owners[3] = NO_SUCH_TID;
-	for (i = 0; i < 4; i++) {
-		before = raw_stats(fd, TOFUTEX_STATS_PROCESS);
+	for (i = 0; i < 3; i++) {
 		word = owners[i];
-		status = 0;
-		r = raw_lock(fd, &word, &status);
-		ck_assert_msg(r == 0, "LOCK on a word owned by 0x%08x: %d (%s)",
+		r = raw_lock(fd, &word, NULL);
+		ck_assert_msg(r == EPERM,
+			      "LOCK on a word owned by another process's task 0x%08x: %d (%s), want EPERM",
 			      owners[i], r, strerror(r));
-		ck_assert_msg(word == (tid | OWNER_DIED),
-			      "word 0x%08x after taking over 0x%08x, want 0x%08x",
-			      word, owners[i], tid | OWNER_DIED);
-		ck_assert_uint_eq(status & TOFUTEX_STATUS_HOW_MASK,
-				  TOFUTEX_STATUS_OWNER_DIED);
-		after = raw_stats(fd, TOFUTEX_STATS_PROCESS);
-		ck_assert_uint_eq(after.owner_deaths, before.owner_deaths + 1);
+		ck_assert_uint_eq(word, owners[i]);
 	}
+	before = raw_stats(fd, TOFUTEX_STATS_PROCESS);
+	word = owners[3];
+	status = 0;
+	r = raw_lock(fd, &word, &status);
+	ck_assert_msg(r == 0, "LOCK on a word owned by 0x%08x: %d (%s)",
+		      owners[3], r, strerror(r));
+	ck_assert_msg(word == (tid | OWNER_DIED),
+		      "word 0x%08x after taking over 0x%08x, want 0x%08x",
+		      word, owners[3], tid | OWNER_DIED);
+	ck_assert_uint_eq(status & TOFUTEX_STATUS_HOW_MASK,
+			  TOFUTEX_STATUS_OWNER_DIED);
+	after = raw_stats(fd, TOFUTEX_STATS_PROCESS);
+	ck_assert_uint_eq(after.owner_deaths, before.owner_deaths + 1);
 	close(sync[1]);
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	assert_no_live_states(fd);
@@ -788,15 +794,13 @@ static void fork_child(int report, int inherited, int lib_inherited,
 		    (unsigned long long)st.live_states);
 
 	/*
-	 * The child's copy of the parent's held mutex names a thread of
-	 * another process: a dead owner here.
+	 * The child's copy of the parent's held mutex names a live thread of
+	 * another process: never taken over.
 	 */
 	r = tofutex_mutex_lock(held);
-	CHILD_CHECK(r == EOWNERDEAD, "lock of the copied held mutex: %d\n", r);
-	CHILD_CHECK(word_load(&held->word) == (tid | OWNER_DIED),
-		    "word 0x%08x after EOWNERDEAD\n", word_load(&held->word));
-	CHILD_CHECK(tofutex_mutex_consistent(held) == 0, "consistent\n");
-	CHILD_CHECK(tofutex_mutex_unlock(held) == 0, "unlock\n");
+	CHILD_CHECK(r == EPERM, "lock of the copied held mutex: %d\n", r);
+	CHILD_CHECK(word_load(&held->word) == held_value,
+		    "word 0x%08x after EPERM\n", word_load(&held->word));
 	_exit(0);
 }
 
@@ -1071,7 +1075,7 @@ static Suite *lock_abi_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_lock_free_word);
 	tcase_add_test(tc, test_lock_relock_edeadlk);
-	tcase_add_test(tc, test_lock_foreign_tid_owner_died);
+	tcase_add_test(tc, test_lock_foreign_tid);
 	tcase_add_test(tc, test_unlock_not_owner);
 	tcase_add_test(tc, test_unlock_not_owner_with_waiter);
 	suite_add_tcase(s, tc);

@@ -12,7 +12,8 @@
 # are linked directly (nothing is written there), module/ is a real
 # directory of per-file links so that the objects land in build/, not in
 # module/. W (default 1) is passed to Kbuild as W=; any warning in the
-# build output fails the build.
+# build output fails the build. TOFUTEX_DEBUG=y in the environment builds
+# the race windows that tests widen (module/debug.c).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,7 +42,8 @@ log=$top/build/$kver/module-build.log
 # Our own make's command-line variables (CC=, CFLAGS=, KVERS=...) must not
 # leak into Kbuild through MAKEFLAGS.
 if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-	make -C "$kdir" M="$src" W="$w" -j"$(nproc)" modules >"$log" 2>&1; then
+	make -C "$kdir" M="$src" W="$w" TOFUTEX_DEBUG="${TOFUTEX_DEBUG-}" \
+	-j"$(nproc)" modules >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "build-module: module build against $kdir failed (log: $log)" >&2
 	exit 1

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TO lock races that need two vCPUs running at once, the kernel loops'
+ * response to signals and deadlines, the LOCK status, and the module
+ * parameters' ranges.
+ *
+ * Races whose window is a few instructions wide are made deterministic
+ * with the module's debug windows (module/debug.c, built by the test
+ * harness): the test names its own process and a window, and in that
+ * process the kernel busy-waits at that point until the lock word changes
+ * or the window's time is up, while a test thread acts. A window's wait
+ * ends early on a change, so the waits below are bounds, not timings.
+ *
+ * - unlock_vs_new_locker: UNLOCK finds no kernel state for a word with a
+ *   stale WAITERS bit and is held in the window; a new locker creates the
+ *   state and would sleep. Whenever the locker slept, the UNLOCK must have
+ *   woken it: a release that nobody is told about is a lost wake-up.
+ * - changing_word_*: the top waiter's loop, held in its window until the
+ *   word changes, faces a word that another thread changes without end.
+ *   LOCK must still end at its deadline, and a SIGKILLed locker must die.
+ * - queued_sleeper_status: a waiter that slept in the queue before it
+ *   became top waiter reports WOKEN and its sleeps, even when it then
+ *   takes the lock while spinning.
+ * - status_unmapped: LOCK takes the word after the argument was unmapped:
+ *   it returns 0, because the caller owns the lock.
+ * - steal_keeps_owner_died: a free word with OWNER_DIED taken on entry
+ *   keeps the bit and says OWNER_DIED, as the library's user-space take.
+ * - params_*: each parameter refuses values outside its documented range.
+ *
+ * The tests that set module parameters restore them in an unchecked
+ * teardown, which runs even when the test failed.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "common.h"
+
+#define WAITERS		TOFUTEX_WAITERS
+#define OWNER_DIED	TOFUTEX_OWNER_DIED
+#define TID_MASK	TOFUTEX_TID_MASK
+
+#define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
+#define PARAM_DIR	"/sys/module/tofutex/parameters/"
+
+/* Debug windows, as numbered by debug_window_id (module/debug.c). */
+#define WINDOW_UNLOCK_UNQUEUED	1
+#define WINDOW_COMPETE		2
+
+/* TIDs from here up name no task: pid_max is at most 2^22. */
+#define FIRST_NO_SUCH_TID	(1U << 22)
+
+/* ---- Raw calls and parameters ---- */
+
+static int dev_open(void)
+{
+	int fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "open(%s): %s", DEVICE_PATH, strerror(errno));
+	return fd;
+}
+
+/* LOCK through @a (cleared, then filled in): 0 or the errno value. */
+static int raw_lock_arg(int fd, struct tofutex_lock *a, uint32_t *w,
+			uint64_t deadline)
+{
+	memset(a, 0, sizeof(*a));
+	a->uaddr = (uintptr_t)w;
+	if (deadline) {
+		a->flags = TOFUTEX_LOCK_DEADLINE;
+		a->deadline_ns = deadline;
+	}
+	return ioctl(fd, TOFUTEX_IOC_LOCK, a) ? errno : 0;
+}
+
+static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
+{
+	struct tofutex_lock a;
+	int r = raw_lock_arg(fd, &a, w, deadline);
+
+	if (!r && status)
+		*status = a.status;
+	return r;
+}
+
+static int raw_unlock(int fd, uint32_t *w, uint32_t *woken)
+{
+	struct tofutex_unlock a;
+
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)w;
+	if (ioctl(fd, TOFUTEX_IOC_UNLOCK, &a))
+		return errno;
+	if (woken)
+		*woken = a.woken;
+	return 0;
+}
+
+static struct tofutex_stats raw_stats(int fd)
+{
+	struct tofutex_stats st;
+
+	memset(&st, 0, sizeof(st));
+	st.flags = TOFUTEX_STATS_PROCESS;
+	ck_assert_msg(ioctl(fd, TOFUTEX_IOC_STATS, &st) == 0,
+		      "TOFUTEX_IOC_STATS: %s", strerror(errno));
+	return st;
+}
+
+static bool cas(uint32_t *w, uint32_t old, uint32_t new)
+{
+	return __atomic_compare_exchange_n(w, &old, new, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Release a lock the caller owns, in user space or through UNLOCK. */
+static int raw_release(int fd, uint32_t *w, uint32_t tid)
+{
+	if (cas(w, tid, 0))
+		return 0;
+	return raw_unlock(fd, w, NULL);
+}
+
+/* Write a parameter: 0 or the errno value of the write. */
+static int param_write(const char *name, unsigned long v)
+{
+	char path[128], buf[32];
+	int fd, n, r = 0;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	n = snprintf(buf, sizeof(buf), "%lu", v);
+	if (write(fd, buf, (size_t)n) != n)
+		r = errno;
+	close(fd);
+	return r;
+}
+
+/* Write a parameter as text: 0 or the errno value of the write. */
+static int param_write_str(const char *name, const char *v)
+{
+	char path[128];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+		r = errno;
+	close(fd);
+	return r;
+}
+
+static bool param_read(const char *name, unsigned long *v)
+{
+	char path[128], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	*v = strtoul(buf, NULL, 0);
+	return true;
+}
+
+static void param_set(const char *name, unsigned long v)
+{
+	int r = param_write(name, v);
+
+	ck_assert_msg(r == 0, "setting " PARAM_DIR "%s to %lu: %s", name, v,
+		      strerror(r));
+}
+
+/* The parameters the tests change, saved before the test case. */
+static const char *const saved_names[] = {
+	"spin_ns", "handoff_ns", "owner_check_ns",
+};
+static unsigned long saved_values[3];
+static bool saved[3];
+
+static void params_save(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		saved[i] = param_read(saved_names[i], &saved_values[i]);
+}
+
+static void params_restore(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		if (saved[i])
+			param_write(saved_names[i], saved_values[i]);
+	param_write("debug_window_tgid", 0);
+	param_write("debug_window_id", 0);
+	param_write("debug_window_ns", 0);
+}
+
+/* Widen window @id for process @tgid, up to @ns. */
+static void window_open(pid_t tgid, unsigned int id, uint64_t ns)
+{
+	ck_assert_msg(access(PARAM_DIR "debug_window_id", W_OK) == 0,
+		      "the module has no debug windows: build it with TOFUTEX_DEBUG=y (the test harness does)");
+	param_set("debug_window_ns", ns);
+	param_set("debug_window_id", id);
+	param_set("debug_window_tgid", (unsigned long)tgid);
+}
+
+/* A thread's scheduler state letter from /proc, '?' if unreadable. */
+static char task_state(uint32_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* ---- A thread that runs one LOCK ---- */
+
+struct locker {
+	int fd;
+	uint32_t *word;
+	struct tofutex_lock *arg;	/* NULL: on the thread's stack */
+	bool release;			/* unlock as soon as LOCK returns */
+	atomic_uint tid;
+	atomic_int result;		/* -1 until LOCK returned */
+	uint32_t status;
+	pthread_t thread;
+};
+
+static void *locker_main(void *p)
+{
+	struct locker *l = p;
+	struct tofutex_lock local, *a = l->arg ? l->arg : &local;
+	int r;
+
+	uint32_t tid = test_gettid();
+
+	atomic_store(&l->tid, tid);
+	r = raw_lock_arg(l->fd, a, l->word, 0);
+	/* @a may be unmapped by now: only a LOCK on @local reports a status. */
+	if (!r && !l->arg)
+		l->status = local.status;
+	if (!r && l->release)
+		r = raw_release(l->fd, l->word, tid);
+	atomic_store(&l->result, r);
+	return NULL;
+}
+
+static uint32_t locker_start(struct locker *l, int fd, uint32_t *word,
+			     struct tofutex_lock *arg, bool release)
+{
+	bool ok;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = fd;
+	l->word = word;
+	l->arg = arg;
+	l->release = release;
+	atomic_store(&l->result, -1);
+	ck_assert_int_eq(pthread_create(&l->thread, NULL, locker_main, l), 0);
+	WAIT_UNTIL(ok, atomic_load(&l->tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	return atomic_load(&l->tid);
+}
+
+static int locker_join(struct locker *l)
+{
+	ck_assert_msg(join_within(l->thread, NULL, TEST_WAIT_NS),
+		      "LOCK did not return");
+	return atomic_load(&l->result);
+}
+
+/* ---- UNLOCK without a state vs a new locker ---- */
+
+struct unlocker {
+	int fd;
+	uint32_t *word;
+	atomic_uint tid;
+	atomic_int result;
+	uint32_t woken;
+	atomic_bool go;
+	pthread_t thread;
+};
+
+static void *unlocker_main(void *p)
+{
+	struct unlocker *u = p;
+	uint32_t tid = test_gettid();
+	bool ok;
+
+	/* Own the word, with a WAITERS bit whose waiter has gone. */
+	__atomic_store_n(u->word, tid | WAITERS, __ATOMIC_RELEASE);
+	atomic_store(&u->tid, tid);
+	WAIT_UNTIL(ok, atomic_load(&u->go), TEST_WAIT_NS);
+	atomic_store(&u->result, ok ? raw_unlock(u->fd, u->word, &u->woken) :
+				      ETIMEDOUT);
+	return NULL;
+}
+
+START_TEST(test_unlock_vs_new_locker)
+{
+	struct tofutex_stats st;
+	struct unlocker u;
+	struct locker l;
+	uint32_t word = 0, how, sleeps;
+	int fd = dev_open();
+	bool ok;
+	int r;
+
+	memset(&u, 0, sizeof(u));
+	u.fd = fd;
+	u.word = &word;
+	ck_assert_int_eq(pthread_create(&u.thread, NULL, unlocker_main, &u),
+			 0);
+	WAIT_UNTIL(ok, atomic_load(&u.tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+
+	/* UNLOCK waits in its window, after finding no state, for 300 ms. */
+	window_open(getpid(), WINDOW_UNLOCK_UNQUEUED, 300 * NSEC_PER_MSEC);
+	atomic_store(&u.go, true);
+	WAIT_UNTIL(ok, raw_stats(fd).unlock_calls == 1, TEST_WAIT_NS);
+	ck_assert(ok);
+	sleep_ns(20 * NSEC_PER_MSEC);
+
+	/* A locker arrives while the UNLOCK is in its window. */
+	locker_start(&l, fd, &word, NULL, false);
+	r = locker_join(&l);
+	ck_assert(join_within(u.thread, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(atomic_load(&u.result), 0);
+	ck_assert_msg(r == 0, "LOCK: %s", strerror(r));
+	ck_assert_uint_eq(word & TID_MASK, atomic_load(&l.tid));
+
+	how = l.status & TOFUTEX_STATUS_HOW_MASK;
+	sleeps = l.status >> TOFUTEX_STATUS_SLEEPS_SHIFT;
+	ck_assert_msg(!sleeps || u.woken == 1,
+		      "the locker slept %u times (status %#x) but UNLOCK woke nobody: its wake-up was lost",
+		      sleeps, how);
+	st = raw_stats(fd);
+	ck_assert_uint_eq(st.live_states, 0);
+	close(fd);
+}
+END_TEST
+
+/* ---- A word that keeps changing ---- */
+
+/* Writes a new TID of no task into the word until told to stop. */
+struct changer {
+	uint32_t *word;
+	atomic_bool stop;
+	atomic_ulong changes;
+	pthread_t thread;
+};
+
+static void *changer_main(void *p)
+{
+	struct changer *c = p;
+	uint32_t v = FIRST_NO_SUCH_TID;
+
+	while (!atomic_load(&c->stop)) {
+		if (++v > TID_MASK)
+			v = FIRST_NO_SUCH_TID;
+		__atomic_store_n(c->word, v, __ATOMIC_RELEASE);
+		atomic_fetch_add(&c->changes, 1);
+	}
+	return NULL;
+}
+
+static void changer_start(struct changer *c, uint32_t *word)
+{
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	c->word = word;
+	*word = FIRST_NO_SUCH_TID;
+	ck_assert_int_eq(pthread_create(&c->thread, NULL, changer_main, c), 0);
+	WAIT_UNTIL(ok, atomic_load(&c->changes) > 0, TEST_WAIT_NS);
+	ck_assert(ok);
+}
+
+static void changer_stop(struct changer *c)
+{
+	atomic_store(&c->stop, true);
+	ck_assert(join_within(c->thread, NULL, TEST_WAIT_NS));
+}
+
+/*
+ * Each pass of the top waiter finds the word changed before it acts, so
+ * it never takes it. The deadline must end the call all the same, while
+ * the word still changes.
+ */
+START_TEST(test_changing_word_deadline)
+{
+	struct changer c;
+	uint32_t word;
+	int fd = dev_open();
+	int r;
+
+	window_open(getpid(), WINDOW_COMPETE, NSEC_PER_SEC);
+	changer_start(&c, &word);
+	r = raw_lock(fd, &word, now_ns() + 200 * NSEC_PER_MSEC, NULL);
+	ck_assert_msg(!atomic_load(&c.stop), "the changer stopped early");
+	changer_stop(&c);
+	ck_assert_msg(r == ETIMEDOUT,
+		      "LOCK on a word that keeps changing, deadline in 200 ms: %d (%s), want ETIMEDOUT",
+		      r, strerror(r));
+	close(fd);
+}
+END_TEST
+
+/*
+ * The same loop in a child process, with no deadline: SIGKILL must end
+ * it while the word still changes. The word is in shared memory, changed
+ * by the parent.
+ */
+START_TEST(test_changing_word_sigkill)
+{
+	uint32_t *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int sync[2], status;
+	struct changer c;
+	pid_t child, w = 0;
+	uint64_t end;
+	char ch;
+
+	ck_assert(word != MAP_FAILED);
+	ck_assert_int_eq(pipe(sync), 0);
+	changer_start(&c, word);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		int fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+		close(sync[0]);
+		if (fd < 0 || write(sync[1], "x", 1) != 1)
+			_exit(2);
+		raw_lock(fd, word, 0, NULL);
+		_exit(3);
+	}
+	close(sync[1]);
+	window_open(child, WINDOW_COMPETE, NSEC_PER_SEC);
+	ck_assert_int_eq(read(sync[0], &ch, 1), 1);
+	/* Let it enter the loop; were it not there yet, it would die anyway. */
+	sleep_ns(100 * NSEC_PER_MSEC);
+	ck_assert_int_eq(kill(child, SIGKILL), 0);
+	end = now_ns() + TEST_WAIT_NS;
+	while (now_ns() < end) {
+		w = waitpid(child, &status, WNOHANG);
+		if (w)
+			break;
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	ck_assert_msg(!atomic_load(&c.stop), "the changer stopped early");
+	changer_stop(&c);
+	if (w != child) {
+		/* Stuck in the kernel: let it go, then fail. */
+		waitpid(child, &status, 0);
+		ck_abort_msg("a SIGKILLed LOCK stayed in the kernel while its word kept changing");
+	}
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(sync[0]);
+	munmap(word, 4096);
+}
+END_TEST
+
+/* ---- The LOCK status ---- */
+
+/*
+ * A (top waiter) and B (queued behind it) both sleep; the owner's UNLOCK
+ * wakes A, or hands it the lock; A's leaving the queue wakes B, and A
+ * releases the lock at once, while B spins on it (spin_ns is at its
+ * maximum, so B takes it spinning rather than sleep as top waiter).
+ * B slept before it became top waiter: WOKEN, with its sleeps counted.
+ */
+START_TEST(test_queued_sleeper_status)
+{
+	uint32_t tid = test_gettid(), word = tid, a_tid, b_tid, how, sleeps;
+	struct locker a, b;
+	int fd = dev_open();
+	bool ok;
+
+	param_set("spin_ns", 10 * NSEC_PER_MSEC);
+	a_tid = locker_start(&a, fd, &word, NULL, true);
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(a_tid) == 'S',
+		   TEST_WAIT_NS);
+	ck_assert_msg(ok, "A did not go to sleep as top waiter");
+	b_tid = locker_start(&b, fd, &word, NULL, true);
+	WAIT_UNTIL(ok, raw_stats(fd).lock_calls == 2 &&
+		   task_state(b_tid) == 'S', TEST_WAIT_NS);
+	ck_assert_msg(ok, "B did not go to sleep in the queue");
+
+	ck_assert_int_eq(raw_unlock(fd, &word, NULL), 0);
+	ck_assert_int_eq(locker_join(&a), 0);
+	ck_assert_int_eq(locker_join(&b), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+
+	how = b.status & TOFUTEX_STATUS_HOW_MASK;
+	sleeps = b.status >> TOFUTEX_STATUS_SLEEPS_SHIFT;
+	ck_assert_msg(how == TOFUTEX_STATUS_WOKEN && sleeps >= 1,
+		      "B slept in the queue: status how %u, sleeps %u; want WOKEN (%u), >= 1",
+		      how, sleeps, TOFUTEX_STATUS_WOKEN);
+	close(fd);
+}
+END_TEST
+
+/*
+ * The argument is unmapped while the caller sleeps in LOCK; the unlock
+ * then gives it the word. It owns the lock, so LOCK returns 0 (the status
+ * has nowhere to go).
+ */
+START_TEST(test_status_unmapped)
+{
+	uint32_t tid = test_gettid(), word = tid, l_tid;
+	struct tofutex_lock *arg = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct locker l;
+	int fd = dev_open();
+	bool ok;
+	int r;
+
+	ck_assert(arg != MAP_FAILED);
+	l_tid = locker_start(&l, fd, &word, arg, false);
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(l_tid) == 'S',
+		   TEST_WAIT_NS);
+	ck_assert_msg(ok, "the locker did not go to sleep");
+	ck_assert_int_eq(munmap(arg, 4096), 0);
+	ck_assert_int_eq(raw_unlock(fd, &word, NULL), 0);
+	r = locker_join(&l);
+	ck_assert_uint_eq(word_load(&word) & TID_MASK, l_tid);
+	ck_assert_msg(r == 0,
+		      "LOCK returned %d (%s) although the caller owns the word 0x%08x",
+		      r, strerror(r), word_load(&word));
+	close(fd);
+}
+END_TEST
+
+/* A free word with OWNER_DIED (and maybe WAITERS), taken on entry. */
+START_TEST(test_steal_keeps_owner_died)
+{
+	uint32_t tid = test_gettid(), word, status = 0;
+	const uint32_t free_words[] = { OWNER_DIED, OWNER_DIED | WAITERS };
+	int fd = dev_open();
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		word = free_words[i];
+		ck_assert_int_eq(raw_lock(fd, &word, now_ns() + TEST_WAIT_NS,
+					  &status), 0);
+		ck_assert_msg(word == (free_words[i] | tid),
+			      "free word 0x%08x taken as 0x%08x, want 0x%08x",
+			      free_words[i], word, free_words[i] | tid);
+		ck_assert_uint_eq(status & TOFUTEX_STATUS_HOW_MASK,
+				  TOFUTEX_STATUS_OWNER_DIED);
+	}
+	close(fd);
+}
+END_TEST
+
+/* ---- Module parameter ranges ---- */
+
+static const struct {
+	const char *name;
+	unsigned long min, max;
+} ranges[] = {
+	{ "spin_ns",		0,		10000000UL },
+	{ "handoff_ns",		0,		1000000000UL },
+	{ "owner_check_ns",	1000000UL,	100000000UL },
+	{ "debug_window_ns",	0,		1000000000UL },
+};
+
+START_TEST(test_params_ranges)
+{
+	const char *name = ranges[_i].name;
+	unsigned long min = ranges[_i].min, max = ranges[_i].max, v, before;
+	int r;
+
+	ck_assert_msg(param_read(name, &before), "cannot read %s", name);
+	ck_assert_int_eq(param_write(name, min), 0);
+	ck_assert(param_read(name, &v) && v == min);
+	ck_assert_int_eq(param_write(name, max), 0);
+	ck_assert(param_read(name, &v) && v == max);
+	if (min > 0) {
+		r = param_write(name, min - 1);
+		ck_assert_msg(r == EINVAL, "%s = %lu: %s", name, min - 1,
+			      strerror(r));
+	}
+	r = param_write(name, max + 1);
+	ck_assert_msg(r == EINVAL, "%s = %lu: %s", name, max + 1, strerror(r));
+	r = param_write_str(name, "18446744073709551615");
+	ck_assert_msg(r == EINVAL, "%s = ULONG_MAX: %s", name, strerror(r));
+	r = param_write_str(name, "-1");
+	ck_assert_msg(r == EINVAL, "%s = -1: %s", name, strerror(r));
+	ck_assert(param_read(name, &v) && v == max);
+	ck_assert_int_eq(param_write(name, before), 0);
+}
+END_TEST
+
+static Suite *lock_race_suite(void)
+{
+	Suite *s = suite_create("lock_race");
+	TCase *tc;
+
+	tc = tcase_create("windows");
+	tcase_add_unchecked_fixture(tc, params_save, params_restore);
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_test(tc, test_unlock_vs_new_locker);
+	tcase_add_test(tc, test_changing_word_deadline);
+	tcase_add_test(tc, test_changing_word_sigkill);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("status");
+	tcase_add_unchecked_fixture(tc, params_save, params_restore);
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_test(tc, test_queued_sleeper_status);
+	tcase_add_test(tc, test_status_unmapped);
+	tcase_add_test(tc, test_steal_keeps_owner_died);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("params");
+	tcase_add_unchecked_fixture(tc, params_save, params_restore);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_params_ranges, 0,
+			    (int)(sizeof(ranges) / sizeof(ranges[0])));
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(lock_race_suite());
+}
