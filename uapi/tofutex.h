@@ -31,10 +31,12 @@
  *
  * Per-process state
  * -----------------
- * Every descriptor is bound to the process (address space) that opened it.
- * An ioctl issued through a descriptor by another process - one inherited
- * over fork() or received over a Unix socket - fails with EBADFD and never
- * reaches the opener's state: open /dev/tofutex again in that process.
+ * Every descriptor is bound to the process (one thread group in one
+ * address space) that opened it. An ioctl issued through a descriptor by
+ * another process - one inherited over fork() or received over a Unix
+ * socket, a clone(CLONE_VM) child that is not a thread, the process after
+ * execve() - fails with EBADFD and never reaches the opener's state: open
+ * /dev/tofutex again in that process.
  */
 #ifndef _UAPI_LINUX_TOFUTEX_H
 #define _UAPI_LINUX_TOFUTEX_H
@@ -242,7 +244,8 @@ struct tofutex_requeue {
 
 /* TOFUTEX_IOC_STATS scopes (flags). */
 #define TOFUTEX_STATS_PROCESS	0U	/* the caller's process */
-#define TOFUTEX_STATS_GLOBAL	1U	/* every process since load */
+/* Every process since load; needs CAP_SYS_ADMIN, else EPERM. */
+#define TOFUTEX_STATS_GLOBAL	1U
 
 /**
  * struct tofutex_stats - TOFUTEX_IOC_STATS argument
