@@ -154,6 +154,7 @@ build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
 # fight over the dpkg lock under make -j); run.sh then builds user space
 # itself, under a lock that makes concurrent runs in one tree take turns.
 check:
+	@tests/lint-tree.sh
 	@tests/deps.sh all
 	+@$(QEMU_ENV) $(RUN) check $(KVERS)
 

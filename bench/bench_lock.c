@@ -69,7 +69,10 @@
 #define MAX_UNITS	1000000U
 #define NSEC_PER_SEC	1000000000ULL
 
-/* A ratio within this distance of 1.00 is a tie (issue 5: ±25 % per boot). */
+/*
+ * A ratio within this distance of 1.00 is a tie: the same ratio differs by
+ * up to this much between two `make bench` boots.
+ */
 #define TIE_BAND	0.25
 
 #define CSV_TAG		"bench_lock"

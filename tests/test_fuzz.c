@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ioctl fuzzer (issue 6): every tofutex ioctl number, unknown numbers
+ * The ioctl fuzzer: every tofutex ioctl number, unknown numbers
  * and wrong sizes, with generated arguments, from several threads at once,
  * while other threads munmap/mprotect/remap the pages holding lock words
  * and argument structs, fork() children that use the inherited descriptor

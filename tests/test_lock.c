@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TO locks through libtofutex (issue 3, tests 1-7 and 10): the fast path
+ * TO locks through libtofutex: the fast path
  * stays in user space, mutual exclusion, errors, timedlock, signals, owner
  * death, hand-off under starvation, many locks without leaked states.
  *
@@ -149,7 +149,7 @@ static void locker_join(struct locker *l)
 		      l->word, l->tid);
 }
 
-/* ---- 1. The uncontended path never enters the kernel ---- */
+/* ---- The uncontended path never enters the kernel ---- */
 
 struct own_mutex_arg {
 	unsigned long iters;
@@ -247,7 +247,7 @@ START_TEST(test_uncontended_stays_in_user_space)
 }
 END_TEST
 
-/* ---- 2. Mutual exclusion ---- */
+/* ---- Mutual exclusion ---- */
 
 #define MX_LOCKS 4
 
@@ -415,7 +415,7 @@ START_TEST(test_mutual_exclusion_multi_lock)
 }
 END_TEST
 
-/* ---- 3. EDEADLK and EPERM ---- */
+/* ---- EDEADLK and EPERM ---- */
 
 START_TEST(test_relock_edeadlk)
 {
@@ -482,7 +482,7 @@ START_TEST(test_unlock_non_owner_eperm)
 }
 END_TEST
 
-/* ---- 4. timedlock ---- */
+/* ---- timedlock ---- */
 
 START_TEST(test_timedlock_timeout)
 {
@@ -584,7 +584,7 @@ START_TEST(test_timedlock_past_deadline)
 }
 END_TEST
 
-/* ---- 5. Signals ---- */
+/* ---- Signals ---- */
 
 /*
  * _i = 0: handler without SA_RESTART, 1: with. A waiter asleep in
@@ -715,7 +715,7 @@ START_TEST(test_signal_storm)
 }
 END_TEST
 
-/* ---- 6. Owner death ---- */
+/* ---- Owner death ---- */
 
 struct death {
 	tofutex_mutex_t m;
@@ -894,7 +894,7 @@ START_TEST(test_owner_death_before_lock)
 }
 END_TEST
 
-/* ---- 7. Starvation: every thread progresses, hand-offs happen ---- */
+/* ---- Starvation: every thread progresses, hand-offs happen ---- */
 
 #define STARVE_THREADS		8
 #define STARVE_MIN_PROGRESS	20
@@ -1010,7 +1010,7 @@ START_TEST(test_starvation_handoff)
 }
 END_TEST
 
-/* ---- 10. 10,000 distinct contended locks ---- */
+/* ---- 10,000 distinct contended locks ---- */
 
 #define MANY_LOCKS	10000
 #define MANY_PAIRS	8

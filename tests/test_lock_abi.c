@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TO locks through the raw ABI of uapi/tofutex.h (issue 3, tests 5, 8, 9
- * and 11): bad input, the UNLOCK and LOCK corner cases, EINTR and restart
- * of a sleeping LOCK, descriptors inherited over fork(), and the TO futex
- * RFC's sample mutex written fresh with cmpxchg and raw ioctls.
+ * TO locks through the raw ABI of uapi/tofutex.h: bad input, the UNLOCK
+ * and LOCK corner cases, EINTR and restart of a sleeping LOCK, descriptors
+ * inherited over fork(), and the TO futex RFC's sample mutex written fresh
+ * with cmpxchg and raw ioctls.
  *
  * Only the fork test uses libtofutex (the library must reopen the device
  * in the child); everything else opens /dev/tofutex itself.
@@ -164,7 +164,7 @@ static void idler_stop(struct idler *t)
 	ck_assert(join_within(t->thread, NULL, TEST_WAIT_NS));
 }
 
-/* ---- 8. Bad input ---- */
+/* ---- Bad input ---- */
 
 enum bad_word {
 	BAD_NULL,
@@ -622,7 +622,7 @@ START_TEST(test_unlock_not_owner_with_waiter)
 }
 END_TEST
 
-/* ---- 5. Signals at the raw level: EINTR, or a restart ---- */
+/* ---- Signals at the raw level: EINTR, or a restart ---- */
 
 START_TEST(test_raw_lock_eintr)
 {
@@ -692,7 +692,7 @@ START_TEST(test_raw_lock_sa_restart)
 }
 END_TEST
 
-/* ---- 9. fork(): the inherited descriptor cannot reach the parent ---- */
+/* ---- fork(): the inherited descriptor cannot reach the parent ---- */
 
 #define CHILD_CHECK(cond, ...)						\
 	do {								\
@@ -881,7 +881,7 @@ START_TEST(test_fork_inherited_descriptor)
 }
 END_TEST
 
-/* ---- 11. The RFC's sample mutex, written against the raw ABI ---- */
+/* ---- The RFC's sample mutex, written against the raw ABI ---- */
 
 /*
  * mutex_lock(): cmpxchg 0 -> TID, else LOCK until it succeeds.

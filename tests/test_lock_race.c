@@ -369,10 +369,17 @@ END_TEST
 
 /* ---- A word that keeps changing ---- */
 
-/* Writes a new TID of no task into the word until told to stop. */
+/*
+ * Writes a new TID of no task into the word until told to stop, or, so
+ * that a call stuck on it ends and the test can report it, until
+ * CHANGER_LIFE_NS passed (then @gave_up is set).
+ */
+#define CHANGER_LIFE_NS	(2 * TEST_WAIT_NS)
+
 struct changer {
 	uint32_t *word;
 	atomic_bool stop;
+	atomic_bool gave_up;
 	atomic_ulong changes;
 	pthread_t thread;
 };
@@ -381,12 +388,17 @@ static void *changer_main(void *p)
 {
 	struct changer *c = p;
 	uint32_t v = FIRST_NO_SUCH_TID;
+	uint64_t end = now_ns() + CHANGER_LIFE_NS;
 
 	while (!atomic_load(&c->stop)) {
 		if (++v > TID_MASK)
 			v = FIRST_NO_SUCH_TID;
 		__atomic_store_n(c->word, v, __ATOMIC_RELEASE);
-		atomic_fetch_add(&c->changes, 1);
+		if ((atomic_fetch_add(&c->changes, 1) & 0xfff) == 0 &&
+		    now_ns() > end) {
+			atomic_store(&c->gave_up, true);
+			break;
+		}
 	}
 	return NULL;
 }
@@ -424,7 +436,9 @@ START_TEST(test_changing_word_deadline)
 	window_open(getpid(), WINDOW_COMPETE, NSEC_PER_SEC);
 	changer_start(&c, &word);
 	r = raw_lock(fd, &word, now_ns() + 200 * NSEC_PER_MSEC, NULL);
-	ck_assert_msg(!atomic_load(&c.stop), "the changer stopped early");
+	ck_assert_msg(!atomic_load(&c.gave_up),
+		      "LOCK with a deadline in 200 ms returned %d only after the word stopped changing",
+		      r);
 	changer_stop(&c);
 	ck_assert_msg(r == ETIMEDOUT,
 		      "LOCK on a word that keeps changing, deadline in 200 ms: %d (%s), want ETIMEDOUT",
@@ -442,29 +456,34 @@ START_TEST(test_changing_word_sigkill)
 {
 	uint32_t *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int sync[2], status;
+	int up[2], go[2], status = 0;
 	struct changer c;
 	pid_t child, w = 0;
 	uint64_t end;
 	char ch;
 
 	ck_assert(word != MAP_FAILED);
-	ck_assert_int_eq(pipe(sync), 0);
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(go), 0);
 	changer_start(&c, word);
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		int fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
 
-		close(sync[0]);
-		if (fd < 0 || write(sync[1], "x", 1) != 1)
+		close(up[0]);
+		close(go[1]);
+		if (fd < 0 || write(up[1], "x", 1) != 1 ||
+		    read(go[0], &ch, 1) != 1)
 			_exit(2);
 		raw_lock(fd, word, 0, NULL);
 		_exit(3);
 	}
-	close(sync[1]);
+	close(up[1]);
+	close(go[0]);
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
 	window_open(child, WINDOW_COMPETE, NSEC_PER_SEC);
-	ck_assert_int_eq(read(sync[0], &ch, 1), 1);
+	ck_assert_int_eq(write(go[1], "x", 1), 1);
 	/* Let it enter the loop; were it not there yet, it would die anyway. */
 	sleep_ns(100 * NSEC_PER_MSEC);
 	ck_assert_int_eq(kill(child, SIGKILL), 0);
@@ -475,15 +494,18 @@ START_TEST(test_changing_word_sigkill)
 			break;
 		sleep_ns(NSEC_PER_MSEC);
 	}
-	ck_assert_msg(!atomic_load(&c.stop), "the changer stopped early");
+	ck_assert_msg(!atomic_load(&c.gave_up),
+		      "a SIGKILLed LOCK left the kernel only after the word stopped changing");
 	changer_stop(&c);
 	if (w != child) {
 		/* Stuck in the kernel: let it go, then fail. */
 		waitpid(child, &status, 0);
 		ck_abort_msg("a SIGKILLed LOCK stayed in the kernel while its word kept changing");
 	}
-	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	close(sync[0]);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "the child was not killed: status %#x", status);
+	close(up[0]);
+	close(go[1]);
 	munmap(word, 4096);
 }
 END_TEST

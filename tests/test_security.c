@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Isolation between processes (issue 6, "Security"): one process cannot
+ * Isolation between processes: one process cannot
  * read, block, wake or free another process's state through tofutex.
  *
  * - Two processes with lock and wait words at the same virtual address
@@ -245,7 +245,7 @@ static bool word_reaches(const uint32_t *word, uint32_t want)
 	return ok;
 }
 
-/* ---- 1. Lock and wait words at the same virtual address ---- */
+/* ---- Lock and wait words at the same virtual address ---- */
 
 /*
  * The side of the same-address test both processes run: own the lock word
@@ -417,7 +417,7 @@ START_TEST(test_same_address)
 }
 END_TEST
 
-/* ---- 2. A descriptor passed over a Unix socket ---- */
+/* ---- A descriptor passed over a Unix socket ---- */
 
 static bool send_fd(int sock, int fd)
 {
@@ -637,7 +637,7 @@ START_TEST(test_scm_rights)
 }
 END_TEST
 
-/* ---- 3. Per-process statistics ---- */
+/* ---- Per-process statistics ---- */
 
 /* @n takeovers of a dead owner's lock and releases: n LOCK, n UNLOCK. */
 static int dead_owner_rounds(int fd, uint32_t *w, unsigned int n)

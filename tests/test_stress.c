@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stress with churn (issue 6): mixed lock and swap/wait workloads while
+ * Stress with churn: mixed lock and swap/wait workloads while
  * threads come and go, threads exit holding locks, waiters give up at
  * short deadlines, child processes are killed with SIGKILL while their
  * threads sleep in LOCK and WAIT, and other threads fork() meanwhile.
@@ -166,7 +166,7 @@ static void locked_check(struct locked *l)
 	ck_assert_uint_eq(word_load(&l->m.word), 0);
 }
 
-/* ---- 1. Threads that exit holding locks, timed waiters, thread churn ---- */
+/* ---- Threads that exit holding locks, timed waiters, thread churn ---- */
 
 #define CHURN_WORKERS	4
 
@@ -208,7 +208,7 @@ START_TEST(test_owner_death_churn)
 }
 END_TEST
 
-/* ---- 2. Swap ping-pong and timed waits, pairs coming and going ---- */
+/* ---- Swap ping-pong and timed waits, pairs coming and going ---- */
 
 /*
  * Two threads pass a turn back and forth on one word (0: A's turn, 1:
@@ -318,7 +318,7 @@ START_TEST(test_swap_pingpong_churn)
 }
 END_TEST
 
-/* ---- 3. Children killed while their threads sleep; forks meanwhile ---- */
+/* ---- Children killed while their threads sleep; forks meanwhile ---- */
 
 /*
  * In a child: the main thread holds a mutex; threads sleep on it in LOCK

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Wait, wake and swap (issue 4, tests 1-7): the FUTEX_SWAP selftest's
+ * Wait, wake and swap: the FUTEX_SWAP selftest's
  * ping-pong with a strictly alternating counter (WAKE+WAIT and SWAP),
  * EAGAIN with SWAP's wake half still done, deadlines, signals and restart,
  * wake counts, a bad-input matrix, words in use as TO locks, and where
@@ -34,7 +34,7 @@
 #define CONTENDED_WORK		20000U
 #define AFFINITY_ROUNDS		200UL
 
-/* The share of swaps whose wakee must run on the waker's CPU (issue 4). */
+/* The share of swaps whose wakee must run on the waker's CPU. */
 #define PLACEMENT_MIN		0.95
 
 /* Addresses user space can never access on x86-64. */
@@ -269,7 +269,7 @@ static bool waiter_still_asleep(struct waiter *w)
 	       asleep_in_ioctl(atomic_load(&w->tid), TOFUTEX_IOC_WAIT);
 }
 
-/* ---- 1. and 6. Ping-pong ---- */
+/* ---- Ping-pong ---- */
 
 #define PP_WAITING	0U
 #define PP_WAKEUP	1U
@@ -721,7 +721,7 @@ START_TEST(test_placement_affinity_kept)
 }
 END_TEST
 
-/* ---- 2. EAGAIN ---- */
+/* ---- EAGAIN ---- */
 
 START_TEST(test_wait_eagain)
 {
@@ -808,7 +808,7 @@ START_TEST(test_swap_same_word)
 }
 END_TEST
 
-/* ---- 3. Deadlines ---- */
+/* ---- Deadlines ---- */
 
 START_TEST(test_wait_deadline)
 {
@@ -889,7 +889,7 @@ START_TEST(test_swap_deadline)
 }
 END_TEST
 
-/* ---- 3. Signals ---- */
+/* ---- Signals ---- */
 
 static void signal_thread(pthread_t t)
 {
@@ -994,7 +994,7 @@ START_TEST(test_swap_signal)
 }
 END_TEST
 
-/* ---- 4. Wake counts ---- */
+/* ---- Wake counts ---- */
 
 #define NR_WAITERS 4
 
@@ -1044,7 +1044,7 @@ START_TEST(test_wake_counts)
 }
 END_TEST
 
-/* ---- 5. Bad input ---- */
+/* ---- Bad input ---- */
 
 enum bad_addr {
 	ADDR_GOOD,
@@ -1242,7 +1242,7 @@ START_TEST(test_bad_addr_swap)
 }
 END_TEST
 
-/* ---- 5. A word used as a TO lock and as a wait word at once ---- */
+/* ---- A word used as a TO lock and as a wait word at once ---- */
 
 struct lock_user {
 	tofutex_mutex_t *m;
