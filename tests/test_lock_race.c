@@ -25,7 +25,8 @@
  *   it returns 0, because the caller owns the lock.
  * - steal_keeps_owner_died: a free word with OWNER_DIED taken on entry
  *   keeps the bit and says OWNER_DIED, as the library's user-space take.
- * - params_*: each parameter refuses values outside its documented range.
+ * - params_*: each parameter refuses values outside its documented range;
+ *   wake_local can be turned off and on again by root.
  *
  * The tests that set module parameters restore them in an unchecked
  * teardown, which runs even when the test failed.
@@ -642,6 +643,43 @@ START_TEST(test_params_ranges)
 }
 END_TEST
 
+/*
+ * wake_local is a bool that root may flip both ways at any time; turning
+ * it back on (which may switch the scheduler's preempt notifiers on) must
+ * leave SWAP working. The harness fails the run on any kernel warning.
+ */
+START_TEST(test_param_wake_local)
+{
+	uint32_t a = 0, b = 1, woken = 7;
+	int fd = dev_open(), r;
+	struct tofutex_swap sw;
+	char buf[8] = "";
+	ssize_t n;
+	int pfd;
+
+	ck_assert_int_eq(param_write_str("wake_local", "N"), 0);
+	ck_assert_int_eq(param_write_str("wake_local", "Y"), 0);
+	r = param_write_str("wake_local", "maybe");
+	ck_assert_msg(r == EINVAL, "wake_local = maybe: %s", strerror(r));
+	pfd = open(PARAM_DIR "wake_local", O_RDONLY);
+	ck_assert_int_ge(pfd, 0);
+	n = read(pfd, buf, sizeof(buf) - 1);
+	close(pfd);
+	ck_assert_msg(n > 0 && buf[0] == 'Y', "wake_local reads \"%s\"", buf);
+
+	/* A SWAP with nobody to wake and a word that differs: EAGAIN. */
+	memset(&sw, 0, sizeof(sw));
+	sw.wait_uaddr = (uintptr_t)&a;
+	sw.wake_uaddr = (uintptr_t)&b;
+	sw.val = 1;
+	r = ioctl(fd, TOFUTEX_IOC_SWAP, &sw) ? errno : 0;
+	woken = sw.woken;
+	ck_assert_msg(r == EAGAIN && woken == 0, "SWAP: %d (%s), woken %u",
+		      r, strerror(r), woken);
+	close(fd);
+}
+END_TEST
+
 static Suite *lock_race_suite(void)
 {
 	Suite *s = suite_create("lock_race");
@@ -670,6 +708,7 @@ static Suite *lock_race_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_params_ranges, 0,
 			    (int)(sizeof(ranges) / sizeof(ranges[0])));
+	tcase_add_test(tc, test_param_wake_local);
 	suite_add_tcase(s, tc);
 
 	return s;
