@@ -35,8 +35,10 @@
  * struct tofutex_bucket
  *   A table hashes user addresses into TOFUTEX_TABLE_BUCKETS buckets. The
  *   bucket spinlock protects the bucket's list and the insertion and
- *   removal of states; it is held only for lookups, never while touching
- *   user memory or sleeping.
+ *   removal of states; it is held for lookups and, in
+ *   tofutex_state_get_or(), while the caller acts on a word that has no
+ *   state (touching user memory only with page faults disabled); never
+ *   while sleeping.
  *
  * struct tofutex_state
  *   Exists while at least one task is inside an ioctl on its word

@@ -348,7 +348,7 @@ host() {
 # check_qemu: multi-threaded TCG needs QEMU 10. QEMU 7.2 (Debian 12's own)
 # does not keep patched kernel text coherent between vCPUs: a guest that
 # flips a scheduler static key (the module's preempt notifiers, switched on
-# by the first SWAP and off at unload) oopses with "int3" in __schedule.
+# at load and off at unload) oopses with "int3" in __schedule.
 check_qemu() {
 	local v major
 
