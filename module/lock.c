@@ -34,7 +34,9 @@
  * is not spinning already. The waiter keeps spinning on a running owner
  * meanwhile: the hand-off then costs no wake-up. Hand-off
  * is the exception, not the rule: forcing it on every contended unlock
- * cost the kernel mutex 11-123 % (shared/seeds/mutex-steal-vs-handoff).
+ * made the kernel mutex markedly slower on sched-messaging (K Prateek
+ * Nayak, "mutex: steal vs. hand-off experiments", proxy-exec thread on
+ * LKML).
  *
  * Owner death
  * -----------
