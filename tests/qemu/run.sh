@@ -26,6 +26,10 @@
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
 #                        in a guest, 600 on the host)
 #   TEST_ENV             "VAR=value ..." exported to the programs in the guest
+#   GUEST_KO             boot with this prebuilt module (.ko, .ko.xz or .ko.zst,
+#                        e.g. one DKMS installed) instead of building one;
+#                        give one kernel with it
+#   GUEST_TESTS          these test programs instead of build/tests/test_*
 #   VERBOSE=1            guest console on the terminal as well
 #
 # How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
@@ -190,12 +194,17 @@ guest() {
 	local timeout test_timeout status start secs parsed qemu append bin accel
 
 	kver=$("$here/kernels.sh" kver "$kdir")
-	echo "== $name: building the module against $kdir"
-	ko=$("$here/build-module.sh" "$kdir") || {
-		total_fail=$((total_fail + 1))
-		echo "[$name] harness: FAILED: module build"
-		return 0
-	}
+	if [ -n "${GUEST_KO-}" ]; then
+		ko=$GUEST_KO
+		echo "== $name: module $ko"
+	else
+		echo "== $name: building the module against $kdir"
+		ko=$("$here/build-module.sh" "$kdir") || {
+			total_fail=$((total_fail + 1))
+			echo "[$name] harness: FAILED: module build"
+			return 0
+		}
+	fi
 
 	dir=$top/build/$kver/$mode
 	root=$dir/root
@@ -206,9 +215,14 @@ guest() {
 	cp /bin/busybox "$root/bin/busybox"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
-	cp "$ko" "$root/tofutex.ko"
+	# busybox insmod takes an uncompressed module.
+	case $ko in
+	*.xz) xz -dc "$ko" ;;
+	*.zst) zstd -dc "$ko" ;;
+	*) cat "$ko" ;;
+	esac >"$root/tofutex.ko"
 	if [ "$mode" = check ]; then
-		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+		for bin in ${GUEST_TESTS:-$(test_bins)}; do cp "$bin" "$root/tests/"; done
 	else
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
 	fi
@@ -344,8 +358,10 @@ if ! flock -n "$lock"; then
 	flock "$lock"
 fi
 # The programs are built under the lock, so that no other run relinks one
-# while it is being copied into an initramfs.
-"${MAKE:-make}" -C "$top" --no-print-directory userspace
+# while it is being copied into an initramfs. GUEST_TESTS brings its own.
+if [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
+	"${MAKE:-make}" -C "$top" --no-print-directory userspace
+fi
 
 case $mode in
 check|bench)
@@ -355,7 +371,7 @@ check|bench)
 	done
 	[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
 	if [ "$mode" = check ]; then
-		[ -n "$(test_bins)" ] || die "no test programs in build/tests (run make first)"
+		[ -n "${GUEST_TESTS-}$(test_bins)" ] || die "no test programs in build/tests (run make first)"
 	else
 		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
 	fi
