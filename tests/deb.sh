@@ -22,11 +22,9 @@
 #   3. compile and link programs against the installed files only, with
 #      `pkg-config --cflags --libs tofutex`: tofutex(3)'s example
 #      (dynamically; it must resolve libtofutex.so.0 from the package) and
-#      tests/test_device.c (statically, for the guest: the device's
-#      open, ioctls, statistics, fork and unload/reload tests, the quickest
-#      of the test programs);
+#      the test programs of $guest_tests (statically, for the guest);
 #   4. boot each kernel in QEMU (tests/qemu/run.sh) with the module DKMS
-#      built and installed there, running that test_device;
+#      built and installed there, running those programs;
 #   5. purge the packages and show that nothing is left: no file any of them
 #      installed, no DKMS tree, no module under /lib/modules, no dpkg record.
 # The packages are purged also when a step fails.
@@ -37,6 +35,12 @@ out=$top/build/deb
 cmd=${1-}
 shift || true
 packages=(tofutex-dkms libtofutex0 libtofutex-dev)
+# What the guests run with the package-built module: test_device (open,
+# every ioctl's argument checks, fork, unload and reload of the installed
+# .ko) and test_lock (the library's contended locks), scaled down to keep
+# deb-check short.
+guest_tests="test_device test_lock"
+guest_scale=0.2
 tmp=
 
 die() {
@@ -157,6 +161,23 @@ step() {
 	echo "== [$((SECONDS - start)) s] $*"
 }
 
+# build_test NAME: tests/NAME.c as a static program in $tmp, from the
+# installed <tofutex.h>, <tofutex/uapi.h> and libtofutex.a; fails if the
+# compiler read any tofutex header from the tree, or none from /usr/include.
+build_test() {
+	local t=$1 used
+
+	# shellcheck disable=SC2046 # pkg-config prints a word list
+	(cd "$tmp" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -O2 -static \
+		-I"$top/tests" -MD -MF "$t.d" -o "$t" "$top/tests/$t.c" \
+		$(find "$top/tests" -maxdepth 1 -name '*.c' ! -name 'test_*.c') \
+		$(pkg-config --static --cflags --libs tofutex) -lcheck -lsubunit -lm -lrt)
+	used=$(tr ' \\' '\n\n' <"$tmp/$t.d" | grep -E '/tofutex(/uapi)?\.h$' | sort -u)
+	if [ -z "$used" ] || grep -qv '^/usr/include/' <<<"$used"; then
+		die "$t was not compiled against the installed headers only: $(tr '\n' ' ' <<<"$used")"
+	fi
+}
+
 # example_source: the first program of the installed tofutex(3)'s EXAMPLES.
 example_source() {
 	zcat /usr/share/man/man3/tofutex.3.gz |
@@ -215,26 +236,21 @@ check() {
 	so=$(ldd "$tmp/example" | sed -n 's/^[[:space:]]*libtofutex\.so\.0 => \([^ ]*\) .*/\1/p')
 	[ -n "$so" ] && [ "$(readlink -f "$so")" = "$(readlink -f "/usr/lib/$multiarch/libtofutex.so.0")" ] ||
 		die "the example does not load the packaged libtofutex.so.0: $(ldd "$tmp/example")"
-	echo "ok: the example loads $so -> $(readlink -f "$so")"
-	echo "ok: tofutex(3)'s example: cc -o example example.c \$(pkg-config --cflags --libs tofutex)"
-	# test_device for the guest: static, from the installed header and
+	echo "ok: tofutex(3)'s example: cc -o example example.c \$(pkg-config --cflags --libs tofutex); it loads $so -> $(readlink -f "$so")"
+	# The guest's programs, static, from the installed headers and
 	# library; only tests/ (common.h, helpers) comes from the tree.
-	# shellcheck disable=SC2046 # pkg-config output is a word list
-	(cd "$tmp" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -O2 -static \
-		-I"$top/tests" -MD -MF test_device.d -o test_device "$top/tests/test_device.c" \
-		$(find "$top/tests" -maxdepth 1 -name '*.c' ! -name 'test_*.c') \
-		$(pkg-config --static --cflags --libs tofutex) -lcheck -lsubunit -lm -lrt)
-	deps=$(tr ' \\' '\n\n' <"$tmp/test_device.d" | grep -E 'tofutex(/uapi)?\.h$' | sort -u)
-	[ "$deps" = "$(printf '/usr/include/tofutex.h\n/usr/include/tofutex/uapi.h')" ] ||
-		die "test_device was not compiled against the installed headers: $deps"
-	echo "ok: tests/test_device.c: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
+	for t in $guest_tests; do
+		build_test "$t"
+	done
+	echo "ok: tests/{${guest_tests// /,}}.c: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
 
 	step "guests with the DKMS-built module"
 	for k in $list; do
 		ko=$(installed_ko "$k")
 		[ -n "$ko" ] || continue
-		GUEST_KO=$ko GUEST_TESTS=$tmp/test_device "$top/tests/qemu/run.sh" check "$k" ||
-			fails=$((fails + 1))
+		GUEST_KO=$ko GUEST_TESTS="$(printf "$tmp/%s " $guest_tests)" \
+			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
+			"$top/tests/qemu/run.sh" check "$k" || fails=$((fails + 1))
 	done
 
 	step "apt-get purge"
