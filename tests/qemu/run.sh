@@ -140,9 +140,10 @@ parse() {
 	}'
 }
 
-# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt,
-# printed as well. Then bench/report-NAME.sh, where there is one, makes
-# tables and charts from bench_NAME's output on the host.
+# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt.
+# bench/report-NAME.sh, where there is one, prints the tables of
+# bench_NAME's output and makes its charts; a program without a report is
+# printed as it is. The raw files are named at the end.
 split_bench() {
 	local results=$1 dir=$2 f report
 
@@ -154,19 +155,20 @@ split_bench() {
 	out != "" { print > out }' "$results"
 	for f in "$dir"/*.txt; do
 		[ -e "$f" ] || continue
-		echo "---- ${f#"$top"/}"
-		cat "$f"
-	done
-	for f in "$dir"/bench_*.txt; do
-		[ -e "$f" ] || continue
 		report=$top/bench/report-$(basename "$f" .txt | sed 's/^bench_//').sh
-		[ -x "$report" ] || continue
+		if [ ! -x "$report" ]; then
+			echo "---- ${f#"$top"/}"
+			cat "$f"
+			continue
+		fi
 		echo "---- ${report#"$top"/} ${f#"$top"/}"
 		if ! "$report" "$f"; then
 			total_fail=$((total_fail + 1))
 			echo "${report#"$top"/}: FAILED"
 		fi
 	done
+	echo "---- raw output and charts in ${dir#"$top"/}/:"
+	(cd "$dir" && ls -- *.txt *.csv *.png 2>/dev/null | sed 's/^/  /')
 }
 
 total_pass=0
