@@ -224,7 +224,7 @@ lint-man: man
 # build/deb/ (dpkg-buildpackage writes its results next to the source
 # directory); then lintian. tests/deb.sh says more.
 deb:
-	@tests/deps.sh build deb
+	@tests/deps.sh deb
 	@tests/deb.sh build
 
 # Build, install on this host, dkms status for every kernel, a pkg-config

@@ -32,7 +32,7 @@ all=(linux-image-amd64 linux-headers-amd64
 man=(groff-base mandoc)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
-deb=(dpkg-dev debhelper dh-dkms lintian pkg-config)
+deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
 
 [ $# -gt 0 ] || set -- all
 want=()
