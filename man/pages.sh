@@ -94,6 +94,7 @@ lint() {
 		# Preprocessors as man(1) runs them, from the page's '\" line
 		# (tbl for tofutex.3).
 		pre=$(sed -n "1s/^'\\\\\" //p" "$p" | sed 's/./-& /g')
+		# shellcheck disable=SC2086 # $pre is a list of options
 		out=$(groff -ww -z -man -Tutf8 $pre "$p" 2>&1) || bad=1
 		[ -z "$out" ] || { printf '%s\n' "$out" >&2; bad=1; }
 		out=$(mandoc -Tlint -W warning "$p" 2>&1) || bad=1

@@ -22,7 +22,7 @@
 #   3. compile and link programs against the installed files only, with
 #      `pkg-config --cflags --libs tofutex`: tofutex(3)'s example
 #      (dynamically; it must resolve libtofutex.so.0 from the package) and
-#      the test programs of $guest_tests (statically, for the guest);
+#      the test programs of guest_tests (statically, for the guest);
 #   4. boot each kernel in QEMU (tests/qemu/run.sh) with the module DKMS
 #      built and installed there, running those programs;
 #   5. purge the packages and show that nothing is left: no file any of them
@@ -39,7 +39,7 @@ packages=(tofutex-dkms libtofutex0 libtofutex-dev)
 # every ioctl's argument checks, fork, unload and reload of the installed
 # .ko) and test_lock (the library's contended locks), scaled down to keep
 # deb-check short.
-guest_tests="test_device test_lock"
+guest_tests=(test_device test_lock)
 guest_scale=0.2
 tmp=
 
@@ -73,6 +73,7 @@ copy_tree() {
 # lint CHANGES: lintian, as an unprivileged user when run as root (lintian
 # unpacks what it checks, and says so itself).
 lint() {
+	# shellcheck disable=SC2054 # --fail-on takes one comma-separated list
 	local l=(lintian --info --display-info --fail-on error,warning,info "$1")
 
 	if [ "$(id -u)" = 0 ]; then
@@ -172,7 +173,7 @@ build_test() {
 		-I"$top/tests" -MD -MF "$t.d" -o "$t" "$top/tests/$t.c" \
 		$(find "$top/tests" -maxdepth 1 -name '*.c' ! -name 'test_*.c') \
 		$(pkg-config --static --cflags --libs tofutex) -lcheck -lsubunit -lm -lrt)
-	used=$(tr ' \\' '\n\n' <"$tmp/$t.d" | grep -E '/tofutex(/uapi)?\.h$' | sort -u)
+	used=$(sed 's/[[:space:]\\]\{1,\}/\n/g' "$tmp/$t.d" | grep -E '/tofutex(/uapi)?\.h$' | sort -u)
 	if [ -z "$used" ] || grep -qv '^/usr/include/' <<<"$used"; then
 		die "$t was not compiled against the installed headers only: $(tr '\n' ' ' <<<"$used")"
 	fi
@@ -187,7 +188,7 @@ example_source() {
 }
 
 check() {
-	local list k ko vermagic fails=0 pc deps so
+	local list k ko vermagic fails=0 pc so
 	local multiarch start=$SECONDS
 
 	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
@@ -230,25 +231,28 @@ check() {
 	example_source >"$tmp/example.c"
 	[ -s "$tmp/example.c" ] || die "no example in the installed tofutex(3)"
 	# The compile line of tofutex(3), run outside the tree.
+	# shellcheck disable=SC2046 # pkg-config prints a word list
 	(cd "$tmp" && cc -Wall -Wextra -Werror -o example example.c \
 		$(pkg-config --cflags --libs tofutex))
 	# (/lib is /usr/lib on a merged-/usr system: compare real paths.)
 	so=$(ldd "$tmp/example" | sed -n 's/^[[:space:]]*libtofutex\.so\.0 => \([^ ]*\) .*/\1/p')
-	[ -n "$so" ] && [ "$(readlink -f "$so")" = "$(readlink -f "/usr/lib/$multiarch/libtofutex.so.0")" ] ||
+	if [ -z "$so" ] ||
+	   [ "$(readlink -f "$so")" != "$(readlink -f "/usr/lib/$multiarch/libtofutex.so.0")" ]; then
 		die "the example does not load the packaged libtofutex.so.0: $(ldd "$tmp/example")"
+	fi
 	echo "ok: tofutex(3)'s example: cc -o example example.c \$(pkg-config --cflags --libs tofutex); it loads $so -> $(readlink -f "$so")"
 	# The guest's programs, static, from the installed headers and
 	# library; only tests/ (common.h, helpers) comes from the tree.
-	for t in $guest_tests; do
+	for t in "${guest_tests[@]}"; do
 		build_test "$t"
 	done
-	echo "ok: tests/{${guest_tests// /,}}.c: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
+	echo "ok: ${guest_tests[*]} from tests/: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
 
 	step "guests with the DKMS-built module"
 	for k in $list; do
 		ko=$(installed_ko "$k")
 		[ -n "$ko" ] || continue
-		GUEST_KO=$ko GUEST_TESTS="$(printf "$tmp/%s " $guest_tests)" \
+		GUEST_KO=$ko GUEST_TESTS="${guest_tests[*]/#/$tmp/}" \
 			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
 			"$top/tests/qemu/run.sh" check "$k" || fails=$((fails + 1))
 	done
