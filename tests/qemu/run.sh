@@ -168,7 +168,10 @@ split_bench() {
 		fi
 	done
 	echo "---- raw output and charts in ${dir#"$top"/}/:"
-	(cd "$dir" && ls -- *.txt *.csv *.png 2>/dev/null | sed 's/^/  /')
+	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.png; do
+		[ -e "$f" ] && echo "  ${f##*/}"
+	done
+	return 0
 }
 
 total_pass=0
