@@ -44,6 +44,7 @@ QEMU_ACCEL ?=
 CC ?= cc
 AR ?= ar
 CFLAGS ?= -O2
+CPPFLAGS ?=
 LDFLAGS ?=
 TFX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
 	-Ibuild/include -Ilib -MMD -MP
@@ -81,8 +82,8 @@ DESTDIR ?=
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
-.PHONY: all module userspace lib test-bins bench-bins deps deps-build \
-	check check-kernel check-debug bench check-host bench-host \
+.PHONY: all module userspace lib man test-bins bench-bins deps deps-build \
+	lint-man deb deb-check check check-kernel check-debug bench check-host bench-host \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
 
@@ -102,9 +103,10 @@ userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO)
 test-bins: $(TEST_BINS)
 bench-bins: $(BENCH_BINS)
-# The user-space targets need only the compiler and Check; with parallel
-# make the dependency step must still run first.
-$(LIB_OBJS) $(LIB_PICOBJS) $(TEST_HELPER_OBJS) $(TEST_BINS) $(BENCH_BINS): | deps-build
+# The tests and benchmarks need the compiler and Check; with parallel make
+# the dependency step must still run first. The library needs only a C
+# compiler and make, on any distribution: no dependency step.
+$(TEST_HELPER_OBJS) $(TEST_BINS) $(BENCH_BINS): | deps-build
 
 # <tofutex/uapi.h> is uapi/tofutex.h, as it is installed.
 $(UAPI_LINK):
@@ -113,11 +115,11 @@ $(UAPI_LINK):
 
 build/lib/obj/%.o: lib/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build/lib/pic/%.o: lib/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -133,17 +135,17 @@ $(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
 
 build/tests/obj/%.o: tests/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Static, so that they run in the guest's busybox initramfs as they are.
 build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
 		$(TEST_HELPER_OBJS) $(LIB_A) $(CHECK_LIBS)
 
 build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
 		$(LIB_A) $(SYS_LIBS)
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/tests/*.d \
@@ -153,7 +155,7 @@ build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
 # The full dependency step runs first and alone (two apt-gets at once would
 # fight over the dpkg lock under make -j); run.sh then builds user space
 # itself, under a lock that makes concurrent runs in one tree take turns.
-check:
+check: lint-man
 	@tests/lint-tree.sh
 	@tests/deps.sh all
 	+@$(QEMU_ENV) $(RUN) check $(KVERS)
@@ -208,10 +210,36 @@ dkms-install:
 dkms-uninstall:
 	@tests/dkms.sh uninstall
 
-# --- install ---------------------------------------------------------------
-MAN_PAGES := $(wildcard man/*.[1-8])
+# --- manual pages ----------------------------------------------------------
+# build/man is the installed manual tree: man/*.[1-8] plus one ".so" link
+# page per function of lib/tofutex.h (man/pages.sh).
+MAN_STAGE := build/man
 
-install: lib
+man:
+	@man/pages.sh stage $(MAN_STAGE)
+
+# groff -ww and mandoc -Tlint, fast; `make check` runs it first.
+lint-man: man
+	@tests/deps.sh man
+	@man/pages.sh lint $(MAN_STAGE)
+
+# --- Debian packages -------------------------------------------------------
+# debian/ with dpkg-buildpackage and dh-dkms, from a copy of the tree in
+# build/deb/ (dpkg-buildpackage writes its results next to the source
+# directory); then lintian. tests/deb.sh says more.
+deb:
+	@tests/deps.sh deb
+	@tests/deb.sh build
+
+# Build, install on this host, dkms status for every kernel, a pkg-config
+# build against the installed files, a guest booting the package-built
+# module, purge, nothing left.
+deb-check:
+	@tests/deps.sh all deb
+	+@$(QEMU_ENV) tests/deb.sh check $(KVERS)
+
+# --- install ---------------------------------------------------------------
+install: lib man
 	install -d '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)/tofutex'
 	install -m 644 $(LIB_A) '$(DESTDIR)$(LIBDIR)/'
 ifneq ($(LIB_SO),)
@@ -232,11 +260,11 @@ ifneq ($(wildcard lib/tofutex.pc.in),)
 	@! grep -n '@[A-Za-z_]*@' '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc' || \
 		{ echo "install: unknown @VARIABLE@ left in tofutex.pc" >&2; exit 1; }
 endif
-	@set -e; for m in $(MAN_PAGES); do \
-		s=$${m##*.}; \
-		install -d '$(DESTDIR)$(MANDIR)'/man$$s; \
-		echo "install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/"; \
-		install -m 644 $$m '$(DESTDIR)$(MANDIR)'/man$$s/; \
+	@set -e; for m in $(MAN_STAGE)/man*/*; do \
+		d='$(DESTDIR)$(MANDIR)'/$$(basename "$$(dirname "$$m")"); \
+		install -d "$$d"; \
+		echo "install -m 644 $$m $$d/"; \
+		install -m 644 "$$m" "$$d/"; \
 	done
 	@if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && [ -n '$(LIB_SO)' ]; then ldconfig; fi
 
@@ -245,8 +273,9 @@ uninstall:
 	rm -f '$(DESTDIR)$(INCLUDEDIR)/tofutex.h' '$(DESTDIR)$(INCLUDEDIR)/tofutex/uapi.h'
 	-rmdir '$(DESTDIR)$(INCLUDEDIR)/tofutex'
 	rm -f '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc'
-	@for m in $(MAN_PAGES); do \
-		f='$(DESTDIR)$(MANDIR)'/man$${m##*.}/$${m##*/}; \
+	@man/pages.sh stage $(MAN_STAGE); \
+	for m in $(MAN_STAGE)/man*/*; do \
+		f='$(DESTDIR)$(MANDIR)'/$$(basename "$$(dirname "$$m")")/$${m##*/}; \
 		echo "rm -f $$f"; rm -f "$$f"; \
 	done
 
@@ -268,6 +297,10 @@ help:
 	@echo '                     (private DKMS trees; the system is untouched)'
 	@echo 'make dkms-install     install the module with DKMS (running kernel or KVERS)'
 	@echo 'make dkms-uninstall  dkms remove it again'
+	@echo 'make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
+	@echo 'make deb-check       build, install, dkms status, pkg-config build, guest'
+	@echo '                     boot of the package-built module, purge'
+	@echo 'make lint-man        groff -ww and mandoc -Tlint on the manual pages'
 	@echo 'make install         library, headers, pkg-config file, man pages'
 	@echo '                     (PREFIX=$(PREFIX), DESTDIR=)'
 	@echo 'make deps            install the Debian packages all of this needs'

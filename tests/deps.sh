@@ -12,6 +12,8 @@
 #   build    compiler and Check: `make` without kernel headers
 #   headers  headers of both supported Debian kernels: `make` with the
 #            default KDIR
+#   man      groff and mandoc: `make lint-man` (run by `make check`)
+#   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing.
@@ -35,6 +37,10 @@ all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential)
+man=(groff-base mandoc)
+# debian/control's Build-Depends, and what checks the result: lintian, and
+# pkg-config for the program built against the installed packages.
+deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
 
 # QEMU from bookworm-backports, at least this major version.
 qemu_pkg=qemu-system-x86
@@ -50,7 +56,9 @@ for g in "$@"; do
 	all) want+=("${all[@]}"); need_qemu=1 ;;
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers)" >&2; exit 2 ;;
+	man) want+=("${man[@]}") ;;
+	deb) want+=("${deb[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb)" >&2; exit 2 ;;
 	esac
 done
 

@@ -14,9 +14,11 @@
 #
 # install: the real thing, for a host that can load modules: the module
 # sources (only what DKMS needs) go to /usr/src/tofutex-<version>, then
-# dkms install for each kernel (default: the running one).
+# dkms install for each kernel (default: the running one), and
+# /etc/modules-load.d/tofutex.conf loads the module at boot.
 #
-# uninstall: dkms remove --all and delete /usr/src/tofutex-<version>.
+# uninstall: dkms remove --all, delete /usr/src/tofutex-<version> and the
+# modules-load.d entry.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -117,13 +119,16 @@ install)
 	for k in "$@"; do
 		dkms install -m tofutex -v "$version" -k "$k"
 	done
-	echo "installed; load it with: modprobe tofutex"
+	mkdir -p /etc/modules-load.d
+	printf '%s\n' '# tofutex: loaded at boot (make dkms-install)' tofutex \
+		>/etc/modules-load.d/tofutex.conf
+	echo "installed; loaded at boot from now on; load it now with: modprobe tofutex"
 	;;
 uninstall)
 	if dkms status -m tofutex -v "$version" | grep -q .; then
 		dkms remove -m tofutex -v "$version" --all
 	fi
-	rm -rf "/usr/src/tofutex-$version"
+	rm -rf "/usr/src/tofutex-$version" /etc/modules-load.d/tofutex.conf
 	;;
 *)
 	echo "usage: $0 check [KVER...] | install [KVER...] | uninstall" >&2

@@ -33,6 +33,10 @@
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
 #                        in a guest, 600 on the host)
 #   TEST_ENV             "VAR=value ..." exported to the programs in the guest
+#   GUEST_KO             boot with this prebuilt module (.ko, .ko.xz or .ko.zst,
+#                        e.g. one DKMS installed) instead of building one;
+#                        give one kernel with it
+#   GUEST_TESTS          these test programs instead of build/tests/test_*
 #   VERBOSE=1            guest console on the terminal as well
 #
 # How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
@@ -152,9 +156,10 @@ parse() {
 	}'
 }
 
-# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt,
-# printed as well. Then bench/report-NAME.sh, where there is one, makes
-# tables and charts from bench_NAME's output on the host.
+# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt.
+# bench/report-NAME.sh, where there is one, prints the tables of
+# bench_NAME's output and makes its charts; a program without a report is
+# printed as it is. The raw files are named at the end.
 split_bench() {
 	local results=$1 dir=$2 f report
 
@@ -166,19 +171,23 @@ split_bench() {
 	out != "" { print > out }' "$results"
 	for f in "$dir"/*.txt; do
 		[ -e "$f" ] || continue
-		echo "---- ${f#"$top"/}"
-		cat "$f"
-	done
-	for f in "$dir"/bench_*.txt; do
-		[ -e "$f" ] || continue
 		report=$top/bench/report-$(basename "$f" .txt | sed 's/^bench_//').sh
-		[ -x "$report" ] || continue
+		if [ ! -x "$report" ]; then
+			echo "---- ${f#"$top"/}"
+			cat "$f"
+			continue
+		fi
 		echo "---- ${report#"$top"/} ${f#"$top"/}"
 		if ! "$report" "$f"; then
 			total_fail=$((total_fail + 1))
 			echo "${report#"$top"/}: FAILED"
 		fi
 	done
+	echo "---- raw output and charts in ${dir#"$top"/}/:"
+	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.png; do
+		[ -e "$f" ] && echo "  ${f##*/}"
+	done
+	return 0
 }
 
 total_pass=0
@@ -207,14 +216,19 @@ guest() {
 	local timeout test_timeout status start secs parsed qemu append bin accel
 
 	kver=$("$here/kernels.sh" kver "$kdir")
-	echo "== $name: building the module against $kdir"
-	# Checks get the race windows that tests widen; benchmarks do not.
-	ko=$(TOFUTEX_DEBUG=$([ "$mode" = check ] && echo y) \
-		"$here/build-module.sh" "$kdir") || {
-		total_fail=$((total_fail + 1))
-		echo "[$name] harness: FAILED: module build"
-		return 0
-	}
+	if [ -n "${GUEST_KO-}" ]; then
+		ko=$GUEST_KO
+		echo "== $name: module $ko"
+	else
+		echo "== $name: building the module against $kdir"
+		# Checks get the race windows that tests widen; benchmarks do not.
+		ko=$(TOFUTEX_DEBUG=$([ "$mode" = check ] && echo y) \
+			"$here/build-module.sh" "$kdir") || {
+			total_fail=$((total_fail + 1))
+			echo "[$name] harness: FAILED: module build"
+			return 0
+		}
+	fi
 
 	dir=$top/build/$kver/$mode
 	if [ "$preempt" != default ]; then
@@ -229,9 +243,14 @@ guest() {
 	cp /bin/busybox "$root/bin/busybox"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
-	cp "$ko" "$root/tofutex.ko"
+	# busybox insmod takes an uncompressed module.
+	case $ko in
+	*.xz) xz -dc "$ko" ;;
+	*.zst) zstd -dc "$ko" ;;
+	*) cat "$ko" ;;
+	esac >"$root/tofutex.ko"
 	if [ "$mode" = check ]; then
-		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+		for bin in ${GUEST_TESTS:-$(test_bins)}; do cp "$bin" "$root/tests/"; done
 	else
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
 	fi
@@ -377,8 +396,10 @@ if ! flock -n "$lock"; then
 	flock "$lock"
 fi
 # The programs are built under the lock, so that no other run relinks one
-# while it is being copied into an initramfs.
-"${MAKE:-make}" -C "$top" --no-print-directory userspace
+# while it is being copied into an initramfs. GUEST_TESTS brings its own.
+if [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
+	"${MAKE:-make}" -C "$top" --no-print-directory userspace
+fi
 
 case $mode in
 check|bench)
@@ -394,7 +415,7 @@ check|bench)
 		preempt_modes=${PREEMPT_MODES:-default}
 	fi
 	if [ "$mode" = check ]; then
-		[ -n "$(test_bins)" ] || die "no test programs in build/tests (run make first)"
+		[ -n "${GUEST_TESTS-}$(test_bins)" ] || die "no test programs in build/tests (run make first)"
 	else
 		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
 	fi

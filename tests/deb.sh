@@ -1,0 +1,288 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/deb.sh build           (make deb)
+# tests/deb.sh check [KVER...]  (make deb-check)
+#
+# build: the Debian packages, with Debian's tooling (debian/,
+# dpkg-buildpackage, dh-dkms): tofutex-dkms, libtofutex0, libtofutex-dev and
+# the source package, in build/deb/. dpkg-buildpackage writes its results
+# next to the source directory, so it runs on a copy of the tree in
+# build/deb/src/ (the files git knows, tracked or not ignored; everything
+# but build/ outside a git checkout). Then lintian on the result: any
+# error, warning or info tag fails (overrides in debian/*.lintian-overrides
+# say why each is there).
+#
+# check: build, then, as root on this host (it needs a Debian 12 host with
+# no tofutex package installed):
+#   1. install the three binary packages with apt-get;
+#   2. `dkms status` must show tofutex installed for every kernel of
+#      tests/qemu/kernels.sh list (default; or the KVERs given), and each
+#      installed .ko must carry that kernel's vermagic;
+#   3. compile and link programs against the installed files only, with
+#      `pkg-config --cflags --libs tofutex`: tofutex(3)'s example
+#      (dynamically; it must resolve libtofutex.so.0 from the package) and
+#      the test programs of guest_tests (statically, for the guest);
+#   4. boot each kernel in QEMU (tests/qemu/run.sh) with the module DKMS
+#      built and installed there, running those programs;
+#   5. purge the packages and show that nothing is left: no file any of them
+#      installed, no DKMS tree, no module under /lib/modules, no dpkg record.
+# The packages are purged also when a step fails.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/deb
+cmd=${1-}
+shift || true
+packages=(tofutex-dkms libtofutex0 libtofutex-dev)
+# What the guests run with the package-built module: test_device (open,
+# every ioctl's argument checks, fork, unload and reload of the installed
+# .ko) and test_lock (the library's contended locks), scaled down to keep
+# deb-check short.
+guest_tests=(test_device test_lock)
+guest_scale=0.2
+tmp=
+
+die() {
+	echo "deb.sh: $*" >&2
+	exit 1
+}
+
+version=$(sed -n 's/^#define[[:space:]]*TOFUTEX_MODULE_VERSION[[:space:]]*"\(.*\)".*/\1/p' \
+	"$top/module/tofutex.h")
+deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
+[ "$version" = "$deb_version" ] ||
+	die "debian/changelog is at $deb_version but module/tofutex.h says $version"
+arch=$(dpkg --print-architecture)
+
+# copy_tree DIR: the sources as a source package should hold them.
+copy_tree() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		# Files deleted but not committed are listed and not there.
+		git -C "$top" ls-files -z -co --exclude-standard |
+			(cd "$top" && while IFS= read -r -d '' f; do
+				[ -e "$f" ] && printf '%s\0' "$f"
+			done | xargs -0 cp --parents -a -t "$1")
+	else
+		(cd "$top" && tar -c --exclude=./build .) | tar -x -C "$1"
+	fi
+}
+
+# lint CHANGES: lintian, as an unprivileged user when run as root (lintian
+# unpacks what it checks, and says so itself).
+lint() {
+	# shellcheck disable=SC2054 # --fail-on takes one comma-separated list
+	local l=(lintian --info --display-info --fail-on error,warning,info "$1")
+
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp "${l[@]}"
+	else
+		"${l[@]}"
+	fi
+}
+
+build() {
+	local src=$out/src/tofutex-$version log=$out/build.log f
+
+	mkdir -p "$out"
+	rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo "$out"/*.dsc \
+		"$out"/*.tar.*
+	copy_tree "$src"
+	echo "== dpkg-buildpackage in ${src#"$top"/} (log: ${log#"$top"/})"
+	# Our own make's variables must not reach the package's make.
+	if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc >"$log" 2>&1); then
+		tail -n 40 "$log" >&2
+		die "dpkg-buildpackage failed (log: $log)"
+	fi
+	# Its results are in build/deb/src/; move them up one level.
+	find "$out/src" -maxdepth 1 -type f -exec mv -f -t "$out" {} +
+	echo "== lintian"
+	lint "$out/tofutex_${version}_$arch.changes" || die "lintian found problems (above)"
+	echo "lintian: clean"
+	echo "packages:"
+	for f in "$out"/*.deb; do
+		echo "  ${f#"$top"/}"
+	done
+}
+
+kernels() {
+	if [ $# -gt 0 ]; then
+		for k in "$@"; do "$top/tests/qemu/kernels.sh" resolve "$k"; done
+	else
+		"$top/tests/qemu/kernels.sh" list
+	fi
+}
+
+# installed_ko KVER: the module DKMS installed for KVER.
+installed_ko() {
+	find "/lib/modules/$1/updates/dkms" -name 'tofutex.ko*' 2>/dev/null | head -n 1
+}
+
+# leftovers: print what the packages left behind; nothing when purged.
+leftovers() {
+	local p f
+
+	for p in "${packages[@]}"; do
+		if dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
+			grep -qv '^not-installed$'; then
+			echo "dpkg: $p is $(dpkg-query -W -f='${db:Status-Status}' "$p")"
+		fi
+	done
+	# Directories count only when they are the packages' own (/usr and
+	# the like are shared).
+	if [ -n "$tmp" ] && [ -s "$tmp/files" ]; then
+		while IFS= read -r f; do
+			if [ -L "$f" ] || [ -f "$f" ] ||
+			   { [ -d "$f" ] && [[ $f == *tofutex* ]]; }; then
+				echo "left: $f"
+			fi
+		done <"$tmp/files"
+	fi
+	[ ! -e "/var/lib/dkms/tofutex" ] || echo "dkms tree: /var/lib/dkms/tofutex"
+	[ ! -e "/usr/src/tofutex-$version" ] || echo "sources: /usr/src/tofutex-$version"
+	find /lib/modules -name 'tofutex.ko*' -printf 'module: %p\n' 2>/dev/null
+	dkms status -m tofutex 2>/dev/null | sed 's/^/dkms status: /'
+}
+
+apt() {
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y \
+		--no-install-recommends "$@"
+}
+
+purge() {
+	apt purge "${packages[@]}" >"$tmp/purge.log" 2>&1 ||
+		{ cat "$tmp/purge.log" >&2; return 1; }
+}
+
+# step TITLE: a heading with the seconds since deb-check started.
+step() {
+	echo "== [$((SECONDS - start)) s] $*"
+}
+
+# build_test NAME: tests/NAME.c as a static program in $tmp, from the
+# installed <tofutex.h>, <tofutex/uapi.h> and libtofutex.a; fails if the
+# compiler read any tofutex header from the tree, or none from /usr/include.
+build_test() {
+	local t=$1 used
+
+	# shellcheck disable=SC2046 # pkg-config prints a word list
+	(cd "$tmp" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -O2 -static \
+		-I"$top/tests" -MD -MF "$t.d" -o "$t" "$top/tests/$t.c" \
+		$(find "$top/tests" -maxdepth 1 -name '*.c' ! -name 'test_*.c') \
+		$(pkg-config --static --cflags --libs tofutex) -lcheck -lsubunit -lm -lrt)
+	used=$(sed 's/[[:space:]\\]\{1,\}/\n/g' "$tmp/$t.d" | grep -E '/tofutex(/uapi)?\.h$' | sort -u)
+	if [ -z "$used" ] || grep -qv '^/usr/include/' <<<"$used"; then
+		die "$t was not compiled against the installed headers only: $(tr '\n' ' ' <<<"$used")"
+	fi
+}
+
+# example_source: the first program of the installed tofutex(3)'s EXAMPLES.
+example_source() {
+	zcat /usr/share/man/man3/tofutex.3.gz |
+		awk '/^\.SH EXAMPLES/ { ex = 1 } ex && /^\.EX/ { on = 1; next }
+		     on && /^\.EE/ { exit } on { print }' |
+		sed 's/\\e/\\/g; s/\\-/-/g'
+}
+
+check() {
+	local list k ko vermagic fails=0 pc so
+	local multiarch start=$SECONDS
+
+	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+
+	[ "$(id -u)" = 0 ] || die "deb-check installs packages: run it as root"
+	[ -z "$(leftovers 2>/dev/null)" ] ||
+		die "tofutex is already installed here (purge it first):$(printf '\n%s' "$(leftovers)")"
+	list=$(kernels "$@")
+	[ -n "$list" ] || die "no kernels to check"
+	step "make deb"
+	build
+
+	tmp=$(mktemp -d /tmp/tofutex-deb.XXXXXX)
+	trap 'echo "== purging after a failure"; purge || true; rm -rf "$tmp"' EXIT
+	step "apt-get install ${packages[*]}"
+	apt install "$out/tofutex-dkms_${version}_all.deb" \
+		"$out/libtofutex0_${version}_$arch.deb" \
+		"$out/libtofutex-dev_${version}_$arch.deb" >"$tmp/install.log" 2>&1 ||
+		{ cat "$tmp/install.log" >&2; die "installing the packages failed"; }
+	grep -E '^(Building|Done|Module build|tofutex-dkms)' "$tmp/install.log" || true
+	dpkg -L "${packages[@]}" | sort -u >"$tmp/files"
+
+	step "dkms status"
+	dkms status -m tofutex -v "$version" 2>"$tmp/status.err" | tee "$tmp/status"
+	for k in $list; do
+		ko=$(installed_ko "$k")
+		vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+		if grep -qF "tofutex/$version, $k, $(uname -m): installed" "$tmp/status" &&
+		   [ -n "$ko" ] && [ "$vermagic" = "$k" ]; then
+			echo "ok: $k: $ko (vermagic $vermagic)"
+		else
+			echo "FAILED: $k: not installed by DKMS (module '${ko:-none}', vermagic '$vermagic')"
+			fails=$((fails + 1))
+		fi
+	done
+
+	step "pkg-config build against the installed files"
+	pc=$(pkg-config --modversion tofutex)
+	[ "$pc" = "$version" ] || die "pkg-config says tofutex $pc, not $version"
+	example_source >"$tmp/example.c"
+	[ -s "$tmp/example.c" ] || die "no example in the installed tofutex(3)"
+	# The compile line of tofutex(3), run outside the tree.
+	# shellcheck disable=SC2046 # pkg-config prints a word list
+	(cd "$tmp" && cc -Wall -Wextra -Werror -o example example.c \
+		$(pkg-config --cflags --libs tofutex))
+	# (/lib is /usr/lib on a merged-/usr system: compare real paths.)
+	so=$(ldd "$tmp/example" | sed -n 's/^[[:space:]]*libtofutex\.so\.0 => \([^ ]*\) .*/\1/p')
+	if [ -z "$so" ] ||
+	   [ "$(readlink -f "$so")" != "$(readlink -f "/usr/lib/$multiarch/libtofutex.so.0")" ]; then
+		die "the example does not load the packaged libtofutex.so.0: $(ldd "$tmp/example")"
+	fi
+	echo "ok: tofutex(3)'s example: cc -o example example.c \$(pkg-config --cflags --libs tofutex); it loads $so -> $(readlink -f "$so")"
+	# The guest's programs, static, from the installed headers and
+	# library; only tests/ (common.h, helpers) comes from the tree.
+	for t in "${guest_tests[@]}"; do
+		build_test "$t"
+	done
+	echo "ok: ${guest_tests[*]} from tests/: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
+
+	step "guests with the DKMS-built module"
+	for k in $list; do
+		ko=$(installed_ko "$k")
+		[ -n "$ko" ] || continue
+		GUEST_KO=$ko GUEST_TESTS="${guest_tests[*]/#/$tmp/}" \
+			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
+			"$top/tests/qemu/run.sh" check "$k" || fails=$((fails + 1))
+	done
+
+	step "apt-get purge"
+	purge || die "purging the packages failed"
+	trap 'rm -rf "$tmp"' EXIT
+	step "left after the purge"
+	if [ -n "$(leftovers)" ]; then
+		leftovers
+		fails=$((fails + 1))
+	else
+		echo "nothing: none of the $(wc -l <"$tmp/files") paths the packages installed, no /var/lib/dkms/tofutex, no /usr/src/tofutex-$version, no tofutex.ko under /lib/modules, no dpkg record"
+	fi
+	if [ "$fails" != 0 ]; then
+		echo "deb-check: $fails failure(s)"
+		exit 1
+	fi
+	echo "deb-check: in $((SECONDS - start)) s: the packages install, DKMS builds tofutex/$version for $(tr '\n' ' ' <<<"$list")the guests pass with it, and the purge leaves nothing"
+}
+
+case $cmd in
+build)
+	build
+	;;
+check)
+	check "$@"
+	;;
+*)
+	echo "usage: $0 build | check [KVER...]" >&2
+	exit 2
+	;;
+esac
