@@ -8,6 +8,7 @@
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
+ * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  */
 #ifndef _TOFUTEX_H
@@ -117,6 +118,25 @@ int tofutex_word_read(u32 __user *uaddr, u32 *val);
 int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
 			 u32 newval);
 
+/* deadline.c */
+
+/**
+ * struct tofutex_deadline - when a LOCK, WAIT or SWAP gives up
+ * @expires: absolute time on @clock, KTIME_MAX for none
+ * @clock:   CLOCK_MONOTONIC, or CLOCK_REALTIME with the call's
+ *           CLOCK_REALTIME flag
+ */
+struct tofutex_deadline {
+	ktime_t expires;
+	clockid_t clock;
+};
+
+int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
+			  bool realtime, u64 deadline_ns);
+bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+void tofutex_schedule_until(const struct tofutex_deadline *dl);
+void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
+
 /* lock.c */
 
 long tofutex_ioc_lock(struct tofutex_table *table,
@@ -143,27 +163,26 @@ long tofutex_ioc_swap(struct tofutex_table *table,
  */
 void tofutex_wake_local_prepare(void);
 void tofutex_wake_local_exit(void);
-void tofutex_schedule_until(ktime_t expires);
 
 /**
  * tofutex_wake_local() - wake a task onto this CPU, and sleep
  * @wakee:   the task to wake, with a reference that this call consumes;
  *           NULL to only sleep
- * @expires: absolute CLOCK_MONOTONIC end of the sleep, KTIME_MAX for none
+ * @dl:      the end of the sleep
  *
  * The caller has queued itself where its own wake-up will find it, set a
  * sleeping task state, and holds no locks. The wakee runs on the caller's
  * CPU when the mechanism built in (compat.h) allows it and the wakee's
  * affinity includes that CPU; otherwise wherever the scheduler puts it.
  * Either way it is woken exactly once, also when the caller's sleep ends
- * at once (already woken, a signal pending, @expires past). Returns with
+ * at once (already woken, a signal pending, @dl past). Returns with
  * the caller running.
  */
-void tofutex_wake_local(struct task_struct *wakee, ktime_t expires);
+void tofutex_wake_local(struct task_struct *wakee,
+			const struct tofutex_deadline *dl);
 
 /* main.c */
 
 bool tofutex_reserved_zero(const u64 *reserved, size_t n);
-ktime_t tofutex_deadline(bool given, u64 deadline_ns);
 
 #endif /* _TOFUTEX_H */

@@ -80,7 +80,7 @@ struct tofutex_word_waiter {
  * @state:    the word's state, with a use held
  * @uaddr:    the wait word
  * @val:      sleep only while the word holds this
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @wakee:    SWAP's wakee (a reference held), not yet woken; else NULL
  * @waiter:   the caller's queue entry
  */
@@ -89,7 +89,7 @@ struct tofutex_wait_call {
 	struct tofutex_state *state;
 	u32 __user *uaddr;
 	u32 val;
-	ktime_t deadline;
+	struct tofutex_deadline deadline;
 	struct task_struct *wakee;
 	struct tofutex_word_waiter waiter;
 };
@@ -148,8 +148,7 @@ static int tofutex_wait_interrupted(struct tofutex_wait_call *wc)
 {
 	if (signal_pending(current))
 		return -ERESTARTSYS;
-	if (wc->deadline != KTIME_MAX &&
-	    ktime_compare(ktime_get(), wc->deadline) >= 0)
+	if (tofutex_deadline_passed(&wc->deadline))
 		return -ETIMEDOUT;
 	return 0;
 }
@@ -209,7 +208,7 @@ static int tofutex_wait_sleep(struct tofutex_wait_call *wc)
 		ret = tofutex_wait_interrupted(wc);
 		if (ret)
 			break;
-		tofutex_wake_local(wc->wakee, wc->deadline);
+		tofutex_wake_local(wc->wakee, &wc->deadline);
 		wc->wakee = NULL;
 	}
 	__set_current_state(TASK_RUNNING);
@@ -289,8 +288,12 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
-				       arg.deadline_ns);
+	ret = tofutex_deadline_init(&wc.deadline,
+				    arg.flags & TOFUTEX_WAIT_DEADLINE,
+				    arg.flags & TOFUTEX_WAIT_CLOCK_REALTIME,
+				    arg.deadline_ns);
+	if (ret)
+		return ret;
 
 	tofutex_count(table, TOFUTEX_CNT_WAIT_CALLS);
 	wc.state = tofutex_state_get(table, wc.uaddr, TOFUTEX_STATE_WAIT, true);
@@ -488,8 +491,12 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
-				       arg.deadline_ns);
+	ret = tofutex_deadline_init(&wc.deadline,
+				    arg.flags & TOFUTEX_WAIT_DEADLINE,
+				    arg.flags & TOFUTEX_WAIT_CLOCK_REALTIME,
+				    arg.deadline_ns);
+	if (ret)
+		return ret;
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
 	tofutex_wake_local_prepare();

@@ -350,6 +350,25 @@ static uint64_t gen_deadline(struct rng *r)
 	}
 }
 
+/*
+ * The clock flag (the same bit for LOCK, WAIT and SWAP) and a deadline on
+ * that clock: mostly monotonic, sometimes realtime, never far ahead.
+ */
+static uint32_t gen_clock(struct rng *r, __u64 *deadline_ns)
+{
+	struct timespec ts;
+
+	*deadline_ns = gen_deadline(r);
+	if (!one_in(r, 4))
+		return 0;
+	if (*deadline_ns > 1) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		*deadline_ns += (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+				(uint64_t)ts.tv_nsec - now_ns();
+	}
+	return TOFUTEX_LOCK_CLOCK_REALTIME;
+}
+
 /* A flag word: usually the valid ones, sometimes one undefined bit. */
 static uint32_t gen_bad_bit(struct rng *r)
 {
@@ -669,8 +688,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 	case OP_LOCK:
 		size = sizeof(a.lock);
 		a.lock.uaddr = gen_addr(r, &cls);
-		a.lock.deadline_ns = gen_deadline(r);
-		a.lock.flags = TOFUTEX_LOCK_DEADLINE | gen_bad_bit(r);
+		a.lock.flags = TOFUTEX_LOCK_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.lock.deadline_ns);
 		a.lock.status = (uint32_t)rnd(r);
 		a.lock.reserved = gen_reserved(r);
 		invalid = (a.lock.flags & ~TOFUTEX_LOCK_FLAGS) ||
@@ -693,8 +712,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 	case OP_WAIT:
 		size = sizeof(a.wait);
 		a.wait.uaddr = gen_addr(r, &cls);
-		a.wait.deadline_ns = gen_deadline(r);
-		a.wait.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r);
+		a.wait.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.wait.deadline_ns);
 		a.wait.reserved = gen_reserved(r);
 		if (cls == A_VALID && one_in(r, 2))
 			a.wait.val = word_load((uint32_t *)(uintptr_t)
@@ -725,8 +744,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		size = sizeof(a.swap);
 		a.swap.wait_uaddr = gen_addr(r, &cls);
 		a.swap.wake_uaddr = gen_addr(r, &cls2);
-		a.swap.deadline_ns = gen_deadline(r);
-		a.swap.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r);
+		a.swap.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.swap.deadline_ns);
 		a.swap.woken = (uint32_t)rnd(r);
 		a.swap.pad = one_in(r, 16) ? (uint32_t)rnd(r) | 1 : 0;
 		a.swap.reserved = gen_reserved(r);
