@@ -54,6 +54,14 @@
  * dropped and the page faulted in (uaccess.c). The owner's task_struct is
  * looked at only with a reference held, and the word is re-checked after.
  *
+ * Moved WAIT waiters
+ * ------------------
+ * TOFUTEX_IOC_REQUEUE may queue WAIT waiters on a lock's state too
+ * (state->requeued, requeue.c). Two hooks serve them: every successful
+ * UNLOCK wakes one (tofutex_requeue_release()), and a LOCK that took the
+ * word in the top waiter's loop, which writes only its TID, puts WAITERS
+ * back while any are queued (tofutex_requeue_rearm()).
+ *
  * Sleeping: LOCK sleeps in TASK_INTERRUPTIBLE with a timer; a signal ends
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it).
@@ -95,7 +103,7 @@ MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands 
  * late under load, at a cost of 40 wake-ups a second for a sleeping top
  * waiter only.
  */
-static unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
+unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
 module_param(owner_check_ns, ulong, 0644);
 MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns");
 
@@ -197,7 +205,7 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
  *
  * Return: the owner with a reference held, or NULL when it is dead.
  */
-static struct task_struct *tofutex_owner_get(u32 tid)
+struct task_struct *tofutex_owner_get(u32 tid)
 {
 	struct task_struct *p;
 
@@ -594,6 +602,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 	if (!ret)
 		ret = tofutex_compete(lk, how);
 	ret = tofutex_dequeue(lk, ret, how);
+	if (ret > 0)
+		tofutex_requeue_rearm(lk->state, lk->uaddr);
 	tofutex_state_put(lk->table, lk->state);
 	return ret < 0 ? ret : 0;
 }
@@ -780,6 +790,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_unlock_queued(&lk, woken);
 		tofutex_state_put(table, lk.state);
 	} while (ret == -EAGAIN);
+	if (!ret)
+		*woken |= tofutex_requeue_release(table, uaddr);
 	return ret;
 }
 

@@ -32,7 +32,8 @@
 
 #define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | \
 			  TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP | \
-			  TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME)
+			  TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME | \
+			  TOFUTEX_FEAT_REQUEUE)
 
 static int tofutex_open(struct inode *inode, struct file *file)
 {
@@ -111,6 +112,8 @@ static long tofutex_ioctl(struct file *file, unsigned int cmd,
 		return tofutex_ioc_swap(table, argp);
 	case TOFUTEX_IOC_STATS:
 		return tofutex_ioc_stats(table, argp);
+	case TOFUTEX_IOC_REQUEUE:
+		return tofutex_ioc_requeue(table, argp);
 	default:
 		return -ENOTTY;
 	}

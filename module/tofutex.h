@@ -8,6 +8,7 @@
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
+ * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
  * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  */
@@ -47,6 +48,9 @@ enum tofutex_state_kind {
  *           tofutex_waiter of lock.c in a LOCK state, struct
  *           tofutex_word_waiter of waitwake.c in a WAIT state)
  * @handoff: the top lock waiter starves; the next unlock hands it the lock
+ * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
+ *           moved here (struct tofutex_word_waiter), in arrival order,
+ *           under @lock; see requeue.c
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -59,6 +63,7 @@ struct tofutex_state {
 	spinlock_t lock;
 	struct list_head waiters;
 	bool handoff;
+	struct list_head requeued;
 };
 
 struct tofutex_table *tofutex_table_get(struct mm_struct *mm);
@@ -70,6 +75,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 					bool create);
 void tofutex_state_put(struct tofutex_table *table,
 		       struct tofutex_state *state);
+void tofutex_state_hold(struct tofutex_state *state);
 
 /* stats.c */
 
@@ -85,6 +91,7 @@ enum tofutex_counter {
 	TOFUTEX_CNT_WAIT_CALLS,
 	TOFUTEX_CNT_WAKE_CALLS,
 	TOFUTEX_CNT_SWAP_CALLS,
+	TOFUTEX_CNT_REQUEUE_CALLS,
 	TOFUTEX_NR_COUNTERS
 };
 
@@ -139,12 +146,33 @@ void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 
 /* lock.c */
 
+extern unsigned long owner_check_ns;
+struct task_struct *tofutex_owner_get(u32 tid);
+
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
 
 /* waitwake.c */
+
+/**
+ * struct tofutex_word_waiter - a task sleeping in WAIT (or SWAP's wait)
+ * @node:  entry in @state->waiters, or in @state->requeued once moved
+ * @task:  the sleeping task
+ * @state: the state whose list holds @node: the wait word's until
+ *         TOFUTEX_IOC_REQUEUE moves the waiter onto a TO lock's state,
+ *         written only then, under both states' locks (requeue.c)
+ * @woken: a waker took the entry off its list and wakes @task
+ */
+struct tofutex_word_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	struct tofutex_state *state;
+	bool woken;
+};
+
+struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w);
 
 long tofutex_ioc_wait(struct tofutex_table *table,
 		      struct tofutex_wait __user *argp);
@@ -180,6 +208,18 @@ void tofutex_wake_local_exit(void);
  */
 void tofutex_wake_local(struct task_struct *wakee,
 			const struct tofutex_deadline *dl);
+
+/* requeue.c */
+
+long tofutex_ioc_requeue(struct tofutex_table *table,
+			 struct tofutex_requeue __user *argp);
+void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
+			   const struct tofutex_deadline *dl);
+int tofutex_requeue_leave(struct tofutex_table *table,
+			  struct tofutex_word_waiter *w,
+			  struct tofutex_state *home, int ret);
+u32 tofutex_requeue_release(struct tofutex_table *table, u32 __user *uaddr);
+void tofutex_requeue_rearm(struct tofutex_state *state, u32 __user *uaddr);
 
 /* main.c */
 

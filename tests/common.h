@@ -333,6 +333,7 @@ union any_arg {
 	struct tofutex_wake wake;
 	struct tofutex_swap swap;
 	struct tofutex_stats stats;
+	struct tofutex_requeue requeue;
 };
 
 /* Statistics through the library; fails the test if they cannot be read. */

@@ -267,6 +267,7 @@ struct tofutex_requeue {
  * @wake_calls:   TOFUTEX_IOC_WAKE calls
  * @swap_calls:   TOFUTEX_IOC_SWAP calls
  * @live_states:  kernel lock/wait states alive now
+ * @requeue_calls: TOFUTEX_IOC_REQUEUE calls
  * @reserved:     out: zero
  */
 struct tofutex_stats {
@@ -284,7 +285,8 @@ struct tofutex_stats {
 	__aligned_u64 wake_calls;
 	__aligned_u64 swap_calls;
 	__aligned_u64 live_states;
-	__aligned_u64 reserved[4];
+	__aligned_u64 requeue_calls;
+	__aligned_u64 reserved[3];
 };
 
 /* 0xF7 is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
