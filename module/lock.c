@@ -74,6 +74,14 @@
  * (tofutex_state_get_or()), so that a locker that creates the state
  * meanwhile either sees the released word or is found and woken.
  *
+ * Moved WAIT waiters
+ * ------------------
+ * TOFUTEX_IOC_REQUEUE may queue WAIT waiters on a lock's state too
+ * (state->requeued, requeue.c). Two hooks serve them: every successful
+ * UNLOCK wakes one (tofutex_requeue_release()), and a LOCK that took the
+ * word in the top waiter's loop, which writes only its TID, puts WAITERS
+ * back while any are queued (tofutex_requeue_rearm()).
+ *
  * Sleeping: LOCK sleeps in TASK_INTERRUPTIBLE with a timer; a signal ends
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it).
@@ -141,6 +149,18 @@ module_param_cb(owner_check_ns, &tofutex_ns_param_ops, &owner_check_ns,
 MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns, 1000000 to 100000000");
 
 /**
+ * tofutex_owner_check_ns() - the owner liveness check interval now
+ *
+ * For the other sleepers that watch an owner (requeue.c).
+ *
+ * Return: owner_check_ns, in ns.
+ */
+u64 tofutex_owner_check_ns(void)
+{
+	return READ_ONCE(owner_check_ns.val);
+}
+
+/**
  * struct tofutex_waiter - a task inside TOFUTEX_IOC_LOCK
  * @node:       entry in state->waiters
  * @task:       the waiting task
@@ -161,7 +181,7 @@ struct tofutex_waiter {
  * @table:    the caller's process table
  * @state:    the word's state, with a use held
  * @uaddr:    the lock word
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @waiter:   the caller's queue entry
  * @sleeps:   how many times the caller slept
  */
@@ -169,7 +189,7 @@ struct tofutex_locker {
 	struct tofutex_table *table;
 	struct tofutex_state *state;
 	u32 __user *uaddr;
-	ktime_t deadline;
+	struct tofutex_deadline deadline;
 	struct tofutex_waiter waiter;
 	unsigned int sleeps;
 };
@@ -254,7 +274,7 @@ static u32 tofutex_taken_how(u32 old, u32 how)
  * Return: the owner with a reference held, NULL when it is dead, or
  * ERR_PTR(-EPERM) for another process's task.
  */
-static struct task_struct *tofutex_owner_get(u32 tid)
+struct task_struct *tofutex_owner_get(u32 tid)
 {
 	struct task_struct *p;
 
@@ -359,7 +379,7 @@ static bool tofutex_starving(struct tofutex_locker *lk)
 /* Did the deadline pass? */
 static bool tofutex_expired(struct tofutex_locker *lk)
 {
-	return ktime_compare(ktime_get(), lk->deadline) >= 0;
+	return tofutex_deadline_passed(&lk->deadline);
 }
 
 /**
@@ -371,15 +391,10 @@ static bool tofutex_expired(struct tofutex_locker *lk)
  */
 static void tofutex_sleep_until(struct tofutex_locker *lk, u64 max_ns)
 {
-	ktime_t expires = lk->deadline;
-
-	if (max_ns) {
-		ktime_t poll = ktime_add_ns(ktime_get(), max_ns);
-
-		if (ktime_before(poll, expires))
-			expires = poll;
-	}
-	tofutex_schedule_until(expires);
+	if (max_ns)
+		tofutex_schedule_poll(&lk->deadline, max_ns);
+	else
+		tofutex_schedule_until(&lk->deadline);
 }
 
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
@@ -697,6 +712,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 	if (!ret)
 		ret = tofutex_compete(lk, how);
 	ret = tofutex_dequeue(lk, ret, how);
+	if (ret > 0)
+		tofutex_requeue_rearm(lk->state, lk->uaddr);
 	tofutex_state_put(lk->table, lk->state);
 	return ret < 0 ? ret : 0;
 }
@@ -705,7 +722,7 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * tofutex_lock() - take a TO lock
  * @table:    the caller's process table
  * @uaddr:    the lock word, checked by tofutex_word_check()
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
@@ -713,12 +730,12 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * -EFAULT, -EINVAL (a wait word), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
-			ktime_t deadline, u32 *status)
+			const struct tofutex_deadline *deadline, u32 *status)
 {
 	struct tofutex_locker lk = {
 		.table = table,
 		.uaddr = uaddr,
-		.deadline = deadline,
+		.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
@@ -907,6 +924,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 	*woken = 0;
 	for (;;) {
 		ret = tofutex_unlock_pass(&lk, woken);
+		if (!ret)
+			*woken |= tofutex_requeue_release(table, uaddr);
 		if (ret != -EAGAIN)
 			return ret;
 		if (signal_pending(current))
@@ -931,8 +950,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp)
 {
+	struct tofutex_deadline deadline;
 	struct tofutex_lock arg;
-	ktime_t deadline;
 	u32 __user *uaddr;
 	u32 status = 0;
 	int ret;
@@ -942,15 +961,18 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
 		return -EINVAL;
 	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (!ret)
+		ret = tofutex_deadline_init(&deadline,
+					    arg.flags & TOFUTEX_LOCK_DEADLINE,
+					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
+					    arg.deadline_ns);
 	if (ret)
 		return ret;
-	deadline = tofutex_deadline(arg.flags & TOFUTEX_LOCK_DEADLINE,
-				    arg.deadline_ns);
 	if (put_user(status, &argp->status))
 		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
-	ret = tofutex_lock(table, uaddr, deadline, &status);
+	ret = tofutex_lock(table, uaddr, &deadline, &status);
 	if (!ret && put_user(status, &argp->status))
 		pr_debug("tofutex: LOCK status lost: argument not writable\n");
 	return ret;

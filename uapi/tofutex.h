@@ -82,10 +82,11 @@ struct tofutex_version {
 /*
  * With TOFUTEX_LOCK_DEADLINE: @deadline_ns is an absolute CLOCK_REALTIME
  * time, and the wait follows clock_settime() as FUTEX_CLOCK_REALTIME does.
- * Needs TOFUTEX_FEAT_CLOCK_REALTIME.
+ * Without TOFUTEX_LOCK_DEADLINE the call fails with EINVAL. Needs
+ * TOFUTEX_FEAT_CLOCK_REALTIME.
  */
 #define TOFUTEX_LOCK_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE)
+#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
 
 /*
  * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the
@@ -103,7 +104,8 @@ struct tofutex_version {
 /**
  * struct tofutex_lock - TOFUTEX_IOC_LOCK argument
  * @uaddr:       in: address of the lock word, 4-byte aligned
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_LOCK_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_LOCK_DEADLINE
  * @flags:       in: TOFUTEX_LOCK_* bits
  * @status:      out: TOFUTEX_STATUS_* on success
@@ -145,14 +147,18 @@ struct tofutex_unlock {
 
 /* TOFUTEX_IOC_WAIT and TOFUTEX_IOC_SWAP flags. */
 #define TOFUTEX_WAIT_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
-/* As TOFUTEX_LOCK_CLOCK_REALTIME; needs TOFUTEX_FEAT_CLOCK_REALTIME. */
+/*
+ * As TOFUTEX_LOCK_CLOCK_REALTIME (EINVAL without TOFUTEX_WAIT_DEADLINE);
+ * needs TOFUTEX_FEAT_CLOCK_REALTIME.
+ */
 #define TOFUTEX_WAIT_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE)
+#define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE | TOFUTEX_WAIT_CLOCK_REALTIME)
 
 /**
  * struct tofutex_wait - TOFUTEX_IOC_WAIT argument
  * @uaddr:       in: address of the word, 4-byte aligned
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_WAIT_DEADLINE
  * @val:         in: sleep only while the word equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
@@ -186,7 +192,8 @@ struct tofutex_wake {
  * struct tofutex_swap - TOFUTEX_IOC_SWAP argument
  * @wait_uaddr:  in: word to wait on
  * @wake_uaddr:  in: word whose first waiter is woken
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_WAIT_DEADLINE
  * @val:         in: sleep only while *@wait_uaddr equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
@@ -226,9 +233,18 @@ struct tofutex_swap {
  * moved waiter, whose WAIT then returns 0, and which then takes the lock
  * as any locker does (it is never handed the lock). While waiters are
  * moved, the lock word has TOFUTEX_WAITERS set, so that its owner's unlock
- * enters the kernel. A lock word that is free when REQUEUE runs gets its
- * waiters woken, not moved. A moved waiter's deadline and signals still
- * end its WAIT (ETIMEDOUT, EINTR). Needs TOFUTEX_FEAT_REQUEUE.
+ * enters the kernel; the kernel sets it again after a release, also on a
+ * word with no owner, which then reads TOFUTEX_WAITERS alone and must be
+ * taken keeping the bit (TOFUTEX_IOC_LOCK does). A lock word with no
+ * owner when REQUEUE runs gets its waiters woken, not moved. A moved
+ * waiter's deadline and signals still end its WAIT (ETIMEDOUT, EINTR); if
+ * the lock's owner dies, a moved waiter's WAIT returns 0 so that it takes
+ * the lock over. Needs TOFUTEX_FEAT_REQUEUE.
+ *
+ * Returns 0, or -1 with errno EAGAIN, EINVAL (also: both words the same,
+ * or a word in use as the other kind), EFAULT, ENOMEM or EBADFD. @woken
+ * and @requeued are written back also on failure once the arguments were
+ * found valid: a fault on a word may come after some waiters were woken.
  */
 struct tofutex_requeue {
 	__aligned_u64 uaddr;
@@ -263,6 +279,7 @@ struct tofutex_requeue {
  * @wake_calls:   TOFUTEX_IOC_WAKE calls
  * @swap_calls:   TOFUTEX_IOC_SWAP calls
  * @live_states:  kernel lock/wait states alive now
+ * @requeue_calls: TOFUTEX_IOC_REQUEUE calls
  * @reserved:     out: zero
  */
 struct tofutex_stats {
@@ -280,7 +297,8 @@ struct tofutex_stats {
 	__aligned_u64 wake_calls;
 	__aligned_u64 swap_calls;
 	__aligned_u64 live_states;
-	__aligned_u64 reserved[4];
+	__aligned_u64 requeue_calls;
+	__aligned_u64 reserved[3];
 };
 
 /* 0xF7 is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
