@@ -46,13 +46,14 @@ int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	struct timespec ts, *tsp = NULL;
 	int saved_errno = errno, err = 0;
-	uint64_t end = 0;
+	bool timed = dl->set || poll_ns;
+	uint64_t end = UINT64_MAX;
 
 	if (poll_ns)
 		end = tofutex__clock_ns(dl->clock) + poll_ns;
-	if (dl->set && (!end || dl->ns < end))
+	if (dl->set && dl->ns < end)
 		end = dl->ns;
-	if (end) {
+	if (timed) {
 		ts.tv_sec = (time_t)(end / TOFUTEX_NSEC_PER_SEC);
 		ts.tv_nsec = (long)(end % TOFUTEX_NSEC_PER_SEC);
 		tsp = &ts;
