@@ -81,7 +81,7 @@ RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
 .PHONY: all module userspace lib test-bins bench-bins deps deps-build \
-	check check-kernel check-debug bench check-host bench-host \
+	check check-kernel check-debug bench check-host bench-host check-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
 
@@ -189,6 +189,11 @@ bench:
 check-host: deps-build
 	+@$(RUN) check-host
 
+# The library suites on this machine with the futex backend (no module,
+# no QEMU); `make check` runs them too, before the guests.
+check-native: deps-build
+	+@$(RUN) check-native
+
 bench-host: deps-build
 	+@$(RUN) bench-host
 
@@ -259,6 +264,7 @@ help:
 	@echo '                     tests in QEMU on any kernel image and build tree'
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
+	@echo 'make check-native    library suites on this host, futex backend (no module)'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
 	@echo '                     (private DKMS trees; the system is untouched)'
