@@ -30,7 +30,9 @@
  * TOFUTEX_FEAT_REQUEUE (a module without it wakes them all), on futex with
  * FUTEX_CMP_REQUEUE, with the waiters then taking the mutex through the
  * path that sets WAITERS (tofutex__mutex_relock(), futex.c), so that every
- * unlock wakes the next.
+ * unlock wakes the next. @broadcasts tells a waiter whether a broadcast
+ * came while it waited: after a signal it locks the ordinary way, which
+ * leaves WAITERS alone and its unlock in user space.
  *
  * Signals: a signal handler that interrupts a wait runs, and the thread
  * goes on waiting unless the condition was signalled meanwhile; the wait
@@ -67,7 +69,7 @@ static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
 				    const struct timespec *abstime)
 {
 	struct tofutex__deadline dl;
-	uint32_t seq, tid;
+	uint32_t seq, bcasts, tid;
 	int err, lerr;
 
 	if (tofutex_cond_bad(c) || !m || ((uintptr_t)m & 3))
@@ -84,6 +86,7 @@ static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
 	__atomic_store_n(&c->mutex, m, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
 	err = tofutex_mutex_unlock(m);
 	if (err) {
 		__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
@@ -97,7 +100,8 @@ static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
 		 !tofutex__deadline_passed(&dl));
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
 
-	lerr = tofutex__mutex_relock(m);
+	lerr = tofutex__mutex_relock(m, __atomic_load_n(&c->broadcasts,
+							__ATOMIC_ACQUIRE) != bcasts);
 	if (lerr)
 		return lerr;
 	return err == ETIMEDOUT ? ETIMEDOUT : 0;
@@ -161,6 +165,8 @@ int tofutex_cond_broadcast(tofutex_cond_t *c)
 		return EINVAL;
 	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
 		return 0;
+	/* Before @seq: a waiter that sees the new @seq sees this too. */
+	__atomic_fetch_add(&c->broadcasts, 1, __ATOMIC_RELEASE);
 	seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_SEQ_CST);
 	m = __atomic_load_n(&c->mutex, __ATOMIC_RELAXED);
 	if (!m || (!tofutex__on_futex() && !tofutex__has(TOFUTEX_FEAT_REQUEUE)))
