@@ -302,14 +302,13 @@ guest() {
 # native: the library suites on this machine's real CPUs, futex backend.
 native() {
 	local label results=$top/build/native/results.txt
-	local src bin name rc t0 secs summary parsed
+	local bin name rc t0 secs summary parsed
 
 	label="native $(uname -r)"
 	mkdir -p "$top/build/native"
 	: >"$results"
-	for src in "$top"/tests/test_lib_*.c; do
-		bin=$top/build/tests/$(basename "$src" .c)
-		[ -x "$bin" ] || continue
+	for bin in $(test_bins); do
+		case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
 		name=${bin##*/}@futex
 		t0=$(date +%s.%N)
 		rc=0
