@@ -15,12 +15,11 @@
  *   publishes the descriptor closes its own and uses the winner's. A failed
  *   open is not cached, so loading the module later makes the library work.
  *
- * - The child of fork() must not use the parent's descriptor. A
- *   pthread_atfork() child handler, registered before anything is cached,
- *   closes the inherited copy (fork() duplicated the descriptor table, so
- *   this does not affect the parent) and forgets the forking thread's TID,
- *   the only thread that exists in the child. Neither the lock fast paths
- *   nor the ioctl path call getpid() for this.
+ * - The child of fork() must not use the parent's descriptor. The
+ *   pthread_atfork() child handler (fork.c) closes the inherited copy
+ *   (fork() duplicated the descriptor table, so this does not affect the
+ *   parent). Neither the lock fast paths nor the ioctl path call getpid()
+ *   for this.
  *
  * - A process created without the fork handlers (_Fork(), a raw clone())
  *   still holds the old number. The kernel's EBADFD tells; the library then
@@ -35,7 +34,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -43,9 +41,6 @@
 #include "internal.h"
 
 static uint64_t tofutex_fd_cache;
-
-static pthread_once_t tofutex_fork_once = PTHREAD_ONCE_INIT;
-static int tofutex_fork_err;
 
 static int tofutex_cache_fd(uint64_t cache)
 {
@@ -58,38 +53,17 @@ static pid_t tofutex_cache_pid(uint64_t cache)
 }
 
 /*
- * Runs in the child of fork(), in its only thread, before fork() returns.
- * close() is async-signal-safe, as a child handler of a multithreaded
- * parent requires.
+ * Runs in the child of fork(), in its only thread, before fork() returns
+ * (fork.c). close() is async-signal-safe, as a child handler of a
+ * multithreaded parent requires.
  */
-static void tofutex_fork_child(void)
+void tofutex__fd_forget(void)
 {
 	uint64_t cache = __atomic_exchange_n(&tofutex_fd_cache, 0,
 					     __ATOMIC_RELAXED);
-	int saved_errno = errno;
 
 	if (cache)
 		close(tofutex_cache_fd(cache));
-	tofutex__tid_forget();
-	errno = saved_errno;
-}
-
-static void tofutex_fork_register(void)
-{
-	tofutex_fork_err = pthread_atfork(NULL, NULL, tofutex_fork_child);
-}
-
-int tofutex__fork_ready(void)
-{
-	int saved_errno = errno;
-
-	/*
-	 * pthread_once() is itself safe against fork() in glibc. The
-	 * allocation in pthread_atfork() may set errno.
-	 */
-	pthread_once(&tofutex_fork_once, tofutex_fork_register);
-	errno = saved_errno;
-	return tofutex_fork_err ? ENOMEM : 0;
 }
 
 static int tofutex_fd_open(void)

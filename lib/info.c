@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libtofutex - tofutex_version() and tofutex_stats(): what the loaded
- * module offers and what it counted (TOFUTEX_IOC_VERSION, _STATS).
+ * module offers and what it counted (TOFUTEX_IOC_VERSION, _STATS). On the
+ * futex backend there is no module to ask: ENOTSUP.
  */
 #include <string.h>
 
@@ -12,6 +13,8 @@ int tofutex_version(uint32_t *abi_version, uint64_t *features)
 	struct tofutex_version arg;
 	int err;
 
+	if (tofutex__on_futex())
+		return ENOTSUP;
 	memset(&arg, 0, sizeof(arg));
 	err = tofutex__ioctl(TOFUTEX_IOC_VERSION, &arg, NULL);
 	if (err)
@@ -30,6 +33,8 @@ int tofutex_stats(uint32_t scope, struct tofutex_stats *out)
 
 	if (!out)
 		return EINVAL;
+	if (tofutex__on_futex())
+		return ENOTSUP;
 	/* Reserved and padding fields must reach the kernel as zero. */
 	memset(&arg, 0, sizeof(arg));
 	arg.flags = scope;

@@ -10,6 +10,7 @@
 #define TOFUTEX_INTERNAL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -31,10 +32,15 @@
  *               and again in the child of fork() (see device.c)
  * @last_status: TOFUTEX_STATUS_* of the thread's last lock that entered
  *               the kernel, for tofutex_mutex_last_status()
+ * @fork_tid:    in the child of fork(), the TID the forking thread had in
+ *               the parent: the words it locked in a pthread_atfork()
+ *               prepare handler hold that TID, and it may unlock them
+ *               (see fork.c); 0 otherwise
  */
 struct tofutex__thread {
 	pid_t tid;
 	uint32_t last_status;
+	pid_t fork_tid;
 };
 
 extern _Thread_local struct tofutex__thread tofutex__self
@@ -42,8 +48,14 @@ extern _Thread_local struct tofutex__thread tofutex__self
 
 /* tid.c: fills tofutex__self.tid; 0 only when tofutex__fork_ready() failed. */
 TOFUTEX_HIDDEN pid_t tofutex__tid_slow(void);
-/* tid.c: forget the cached TID (the child of fork() has a new one). */
+/*
+ * tid.c: in the child of fork(): forget the cached TID (the child has a
+ * new one) and remember the old one in @fork_tid.
+ */
 TOFUTEX_HIDDEN void tofutex__tid_forget(void);
+
+/* tid.c: getpid(), cached; forgotten in the child of fork(). */
+TOFUTEX_HIDDEN pid_t tofutex__pid(void);
 
 /* The calling thread's TID, or 0 when the library cannot work (ENOMEM). */
 static inline pid_t tofutex__tid(void)
@@ -55,12 +67,65 @@ static inline pid_t tofutex__tid(void)
 	return tid;
 }
 
+/* Is @owner, the TID bits of a word, the calling thread (see @fork_tid)? */
+static inline bool tofutex__is_self(uint32_t owner, uint32_t tid)
+{
+	return owner == tid ||
+	       (owner && owner == (uint32_t)tofutex__self.fork_tid);
+}
+
 /*
- * device.c: registers the fork handler once per process. 0, or ENOMEM when
- * pthread_atfork() failed; then the library refuses to cache anything,
- * since it could not forget it in a child.
+ * fork.c: the fork handler, registered when the library is loaded. 0, or
+ * ENOMEM when pthread_atfork() failed; then the library refuses to cache
+ * anything, since it could not forget it in a child.
  */
 TOFUTEX_HIDDEN int tofutex__fork_ready(void);
+/* device.c: in the child of fork(): close the parent's descriptor. */
+TOFUTEX_HIDDEN void tofutex__fd_forget(void);
+
+/*
+ * backend.c: the process's backend, TOFUTEX_BACKEND_MODULE or _FUTEX,
+ * chosen on first use (and again in a fork child), and the module's
+ * TOFUTEX_FEAT_* bits (0 on the futex backend).
+ */
+extern int tofutex__backend_cached TOFUTEX_HIDDEN;
+extern uint64_t tofutex__features TOFUTEX_HIDDEN;
+TOFUTEX_HIDDEN int tofutex__backend_slow(void);
+/* backend.c: in the child of fork(): choose again on first use. */
+TOFUTEX_HIDDEN void tofutex__backend_forget(void);
+
+static inline int tofutex__backend(void)
+{
+	int b = __atomic_load_n(&tofutex__backend_cached, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(b == 0, 0))
+		b = tofutex__backend_slow();
+	return b;
+}
+
+static inline bool tofutex__on_futex(void)
+{
+	return tofutex__backend() == TOFUTEX_BACKEND_FUTEX;
+}
+
+/* Does the module (on the module backend) offer @feat? */
+static inline bool tofutex__has(uint64_t feat)
+{
+	return (__atomic_load_n(&tofutex__features, __ATOMIC_RELAXED) & feat)
+	       == feat;
+}
+
+/*
+ * How often a waiter that cannot be woken by what it waits for looks
+ * around: the futex backend checks that a lock's owner still lives (the
+ * module does the same in the kernel, owner_check_ns), and a realtime
+ * deadline on a module without TOFUTEX_FEAT_CLOCK_REALTIME is re-read
+ * against the clock. 25 ms is the module's owner_check_ns default: a
+ * dead owner is noticed as fast on either backend, at a cost of 40
+ * wake-ups a second for a thread waiting on a lock that is never freed.
+ */
+#define TOFUTEX_POLL_NS		25000000ull
+#define TOFUTEX_NSEC_PER_SEC	1000000000ull
 
 /*
  * device.c: ioctl(2) on the process's descriptor, opening it on first use.
@@ -71,7 +136,82 @@ TOFUTEX_HIDDEN int tofutex__ioctl(unsigned long request, void *arg,
 				  int *result);
 
 /*
- * An absolute CLOCK_MONOTONIC timespec as the ABI's deadline in ns.
+ * clock.c: an optional absolute deadline on CLOCK_MONOTONIC or
+ * CLOCK_REALTIME.
+ * @set:   false: wait forever
+ * @clock: the clock @ns is on
+ * @ns:    the deadline in ns since the clock's epoch (see
+ *         tofutex__deadline_ns())
+ */
+struct tofutex__deadline {
+	bool set;
+	clockid_t clock;
+	uint64_t ns;
+};
+
+/*
+ * clock.c: fill @dl; EINVAL for a clock other than CLOCK_MONOTONIC and
+ * CLOCK_REALTIME or a bad timespec. @abstime NULL: no deadline.
+ */
+TOFUTEX_HIDDEN int tofutex__deadline_init(struct tofutex__deadline *dl,
+					  clockid_t clock,
+					  const struct timespec *abstime);
+/* clock.c: @clock now, in ns. */
+TOFUTEX_HIDDEN uint64_t tofutex__clock_ns(clockid_t clock);
+/* clock.c: has the deadline passed? Never, when there is none. */
+TOFUTEX_HIDDEN bool tofutex__deadline_passed(const struct tofutex__deadline *dl);
+/*
+ * clock.c: the ABI's flags and deadline for one module call (LOCK, WAIT or
+ * SWAP; @realtime_flag is its *_CLOCK_REALTIME bit, @deadline_flag its
+ * *_DEADLINE bit). Returns true when the module cannot follow the clock
+ * itself (no TOFUTEX_FEAT_CLOCK_REALTIME): then the call gets a monotonic
+ * slice of at most TOFUTEX_POLL_NS, and the caller repeats it after
+ * ETIMEDOUT until tofutex__deadline_passed().
+ */
+TOFUTEX_HIDDEN bool tofutex__module_deadline(const struct tofutex__deadline *dl,
+					     uint32_t deadline_flag,
+					     uint32_t realtime_flag,
+					     uint32_t *flags, uint64_t *ns);
+
+/*
+ * futex.c: the futex(2) backend. Waits return 0, EAGAIN, EINTR or
+ * ETIMEDOUT (at @dl, or at @poll_ns from now on @dl's clock when
+ * @poll_ns is not 0, whichever is first), or EFAULT; wakes return the
+ * number woken or a negative errno value.
+ */
+TOFUTEX_HIDDEN int tofutex__futex_wait(uint32_t *addr, uint32_t val,
+				       const struct tofutex__deadline *dl,
+				       uint64_t poll_ns);
+TOFUTEX_HIDDEN int tofutex__futex_wake(uint32_t *addr, int count);
+/*
+ * futex.c: while *@addr == @val, wake one waiter of @addr and move the
+ * others onto @lock_addr (FUTEX_CMP_REQUEUE); EAGAIN when *@addr changed.
+ */
+TOFUTEX_HIDDEN int tofutex__futex_requeue(uint32_t *addr, uint32_t val,
+					  uint32_t *lock_addr);
+/* futex.c: whose TID is @tid? */
+enum tofutex__owner {
+	TOFUTEX_OWNER_LIVE,	/* a thread of this process */
+	TOFUTEX_OWNER_FOREIGN,	/* a live thread of another process */
+	TOFUTEX_OWNER_DEAD,	/* no thread */
+};
+TOFUTEX_HIDDEN enum tofutex__owner tofutex__owner_of(uint32_t tid);
+/*
+ * futex.c: take the held lock word @word on the futex backend: sleep with
+ * WAITERS set, take over from a dead owner. Returns 0, EOWNERDEAD,
+ * ETIMEDOUT or EPERM (a live owner of another process).
+ */
+TOFUTEX_HIDDEN int tofutex__futex_lock(uint32_t *word, uint32_t tid,
+				       const struct tofutex__deadline *dl);
+
+/*
+ * mutex.c: lock after a condition wait (see cond.c); @moved: a broadcast
+ * may have moved the caller onto the lock word.
+ */
+TOFUTEX_HIDDEN int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved);
+
+/*
+ * An absolute timespec as the ABI's deadline in ns.
  * EINVAL unless 0 <= tv_nsec < 1e9, like the pthread timed functions. A
  * negative time is in the past: deadline 0. A time beyond what the kernel
  * can represent (KTIME_MAX, year 2262) is clamped to it: never.

@@ -5,14 +5,16 @@
  * The word (uapi/tofutex.h, tofutex(4)) is 0 when free, else the owner's
  * TID plus the WAITERS and OWNER_DIED bits. Uncontended lock and unlock are
  * one compare-and-swap each and never enter the kernel (nor open the
- * device); the kernel is called only
+ * device, nor choose a backend); the kernel is called only
  *
  * - to lock a word some other thread still holds after a short spin in
- *   user space (TOFUTEX_IOC_LOCK: the kernel spins on a running owner,
- *   steals, sleeps, or takes over from a dead owner), and
- * - to unlock a word on which the kernel has set WAITERS (TOFUTEX_IOC_UNLOCK
- *   with the word still holding our TID: the kernel releases it, or hands
- *   it straight to a starving waiter, and wakes that waiter).
+ *   user space: on the module backend TOFUTEX_IOC_LOCK (the kernel spins
+ *   on a running owner, steals, sleeps, or takes over from a dead owner),
+ *   on the futex backend futex.c's sleep on the word, and
+ * - to unlock a word with WAITERS set: on the module TOFUTEX_IOC_UNLOCK
+ *   with the word still holding our TID (the kernel releases it, or hands
+ *   it straight to a starving waiter, and wakes that waiter), on futex a
+ *   release and FUTEX_WAKE of one sleeper.
  *
  * Memory order: taking the word is an acquire, releasing it a release, so
  * the critical sections of successive owners are ordered as with any
@@ -24,7 +26,14 @@
  *
  * Errors follow an error-checking robust pthread mutex: EDEADLK for a
  * relock by the owner, EPERM for an unlock by a non-owner, EOWNERDEAD when
- * the lock was taken over from an owner that exited.
+ * the lock was taken over from an owner that exited (also by trylock,
+ * which asks whether the owner lives: futex.c's tofutex__owner_of()), and
+ * ENOTRECOVERABLE for every lock once an owner that got EOWNERDEAD
+ * unlocked without tofutex_mutex_consistent(). That last state is kept
+ * outside the word (@state), so that the word still works as a lock for
+ * the kernel and its waiters: each locker takes the word, sees @state,
+ * releases the word and fails. A word holding the TID of a live thread of
+ * another process is never taken: EPERM.
  */
 #include <stdbool.h>
 
@@ -41,6 +50,7 @@ int tofutex_mutex_init(tofutex_mutex_t *m)
 	if (tofutex_mutex_bad(m))
 		return EINVAL;
 	__atomic_store_n(&m->word, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->state, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -54,25 +64,37 @@ int tofutex_mutex_destroy(tofutex_mutex_t *m)
 	return 0;
 }
 
+/* @state: the mutex is permanently unusable (ENOTRECOVERABLE). */
+#define TOFUTEX_MUTEX_NOTRECOVERABLE	1u
+
 /*
- * The contended path: ask the kernel, retrying after a signal. Retrying
- * keeps a timed lock's deadline because the deadline is absolute.
+ * The contended path on the module: ask the kernel, retrying after a
+ * signal, and after the end of a slice of a realtime deadline the module
+ * cannot follow itself (clock.c). Retrying keeps a timed lock's deadline
+ * because the deadline is absolute.
  */
 static __attribute__((noinline)) int
-tofutex_mutex_lock_kernel(tofutex_mutex_t *m, uint32_t flags,
-			  uint64_t deadline_ns)
+tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
+			  const struct tofutex__deadline *dl)
 {
 	struct tofutex_lock arg;
-	uint32_t how;
+	uint32_t how, flags;
+	uint64_t ns;
+	bool sliced;
 	int err;
 
 	do {
+		sliced = tofutex__module_deadline(dl, TOFUTEX_LOCK_DEADLINE,
+						  TOFUTEX_LOCK_CLOCK_REALTIME,
+						  &flags, &ns);
 		arg = (struct tofutex_lock) {
 			.uaddr = (uintptr_t)&m->word,
-			.deadline_ns = deadline_ns,
+			.deadline_ns = ns,
 			.flags = flags,
 		};
 		err = tofutex__ioctl(TOFUTEX_IOC_LOCK, &arg, NULL);
+		if (err == ETIMEDOUT && sliced && !tofutex__deadline_passed(dl))
+			err = EINTR;
 	} while (err == EINTR);
 	if (err)
 		return err;
@@ -160,9 +182,68 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 	}
 }
 
+/*
+ * Release the word @m held by us (@word: its value last seen), waking a
+ * waiter where WAITERS says there may be one. @own: the word holds our
+ * current TID (false: the TID we had before fork(), see fork.c, which the
+ * module would not accept as ours).
+ */
+static int tofutex_mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
+{
+	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
+
+	if (tofutex__on_futex()) {
+		word = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
+		if (word & TOFUTEX_WAITERS)
+			tofutex__futex_wake(&m->word, 1);
+		return 0;
+	}
+	while (!(word & TOFUTEX_WAITERS)) {
+		if (__atomic_compare_exchange_n(&m->word, &word, 0, false,
+						__ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return 0;
+	}
+	/*
+	 * The kernel set WAITERS (only it adds bits to a word we own): it
+	 * must release the word and wake. A word that does not hold our TID
+	 * is released here; the kernel then only wakes (uapi/tofutex.h).
+	 */
+	if (!own)
+		__atomic_fetch_and(&m->word, TOFUTEX_WAITERS, __ATOMIC_RELEASE);
+	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+}
+
+/*
+ * The lock was taken (@err 0 or EOWNERDEAD): unless the mutex is not
+ * recoverable, then let go of it again. The acquire that took the word
+ * orders this load after the release that followed the state's store.
+ */
+static inline int tofutex_mutex_taken(tofutex_mutex_t *m, int err)
+{
+	if (err && err != EOWNERDEAD)
+		return err;
+	if (__builtin_expect(__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
+			     TOFUTEX_MUTEX_NOTRECOVERABLE, 0)) {
+		tofutex_mutex_release(m, __atomic_load_n(&m->word,
+							  __ATOMIC_RELAXED),
+				      true);
+		return ENOTRECOVERABLE;
+	}
+	return err;
+}
+
+/* The contended path, after the user-space spin. */
+static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
+				   const struct tofutex__deadline *dl)
+{
+	if (tofutex__on_futex())
+		return tofutex__futex_lock(&m->word, tid, dl);
+	return tofutex_mutex_lock_kernel(m, dl);
+}
+
 static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
-					    uint32_t flags,
-					    uint64_t deadline_ns)
+					    const struct tofutex__deadline *dl)
 {
 	uint32_t tid, word = 0;
 	int err;
@@ -175,23 +256,28 @@ static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
 
 	if (__atomic_compare_exchange_n(&m->word, &word, tid, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
-	if ((word & TOFUTEX_TID_MASK) == tid)
+		return tofutex_mutex_taken(m, 0);
+	if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
 		return EDEADLK;
 	err = tofutex_mutex_spin(m, tid, word);
-	if (err != EBUSY)
-		return err;
-	return tofutex_mutex_lock_kernel(m, flags, deadline_ns);
+	if (err == EBUSY)
+		err = tofutex_mutex_lock_slow(m, tid, dl);
+	return tofutex_mutex_taken(m, err);
 }
 
 int tofutex_mutex_lock(tofutex_mutex_t *m)
 {
-	return tofutex_mutex_lock_common(m, 0, 0);
+	static const struct tofutex__deadline forever = {
+		.clock = CLOCK_MONOTONIC,
+	};
+
+	return tofutex_mutex_lock_common(m, &forever);
 }
 
-int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
+int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
+			    const struct timespec *abstime)
 {
-	uint64_t deadline_ns;
+	struct tofutex__deadline dl;
 	int err;
 
 	/*
@@ -200,10 +286,63 @@ int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
 	 */
 	if (!abstime)
 		return EINVAL;
-	err = tofutex__deadline_ns(abstime, &deadline_ns);
+	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_mutex_lock_common(m, TOFUTEX_LOCK_DEADLINE, deadline_ns);
+	return tofutex_mutex_lock_common(m, &dl);
+}
+
+int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
+{
+	return tofutex_mutex_clocklock(m, CLOCK_REALTIME, abstime);
+}
+
+/*
+ * For cond.c, after a condition wait: lock. On the futex backend, a waiter
+ * a broadcast moved onto the lock word went to sleep there without setting
+ * WAITERS, so every thread coming back from a wait that a broadcast may
+ * have ended (@moved) takes the word through the contended path, which
+ * sets it: its unlock then wakes the next (futex.c). After a signal the
+ * ordinary lock does. EDEADLK cannot happen: the caller released the
+ * mutex before it waited.
+ */
+int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
+{
+	static const struct tofutex__deadline forever = {
+		.clock = CLOCK_MONOTONIC,
+	};
+	uint32_t tid;
+
+	if (!moved || !tofutex__on_futex())
+		return tofutex_mutex_lock_common(m, &forever);
+	tid = (uint32_t)tofutex__tid();
+	return tofutex_mutex_taken(m, tofutex__futex_lock(&m->word, tid,
+							  &forever));
+}
+
+/*
+ * Trylock found the word held by @word's owner: take it over if that
+ * thread is dead (EOWNERDEAD), EPERM if it belongs to another process,
+ * EAGAIN if the word changed meanwhile, else EBUSY. The WAITERS bit is
+ * kept, so that our unlock wakes whoever waits.
+ */
+static int tofutex_mutex_try_dead(tofutex_mutex_t *m, uint32_t tid,
+				  uint32_t word)
+{
+	switch (tofutex__owner_of(word & TOFUTEX_TID_MASK)) {
+	case TOFUTEX_OWNER_LIVE:
+		return EBUSY;
+	case TOFUTEX_OWNER_FOREIGN:
+		return EPERM;
+	case TOFUTEX_OWNER_DEAD:
+		break;
+	}
+	if (__atomic_compare_exchange_n(&m->word, &word,
+					(word & TOFUTEX_WAITERS) | tid |
+					TOFUTEX_OWNER_DIED, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return EOWNERDEAD;
+	return EAGAIN;
 }
 
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
@@ -225,25 +364,26 @@ int tofutex_mutex_trylock(tofutex_mutex_t *m)
 	 * our unlock will wake them.
 	 */
 	word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	do {
-		/* EBUSY also when we own it, like pthread. */
+	for (;;) {
 		err = tofutex_mutex_take_free(m, tid, &word);
-	} while (err == EBUSY && !(word & TOFUTEX_TID_MASK));
-	return err;
-}
-
-/* The kernel set WAITERS on our word: it must release it and wake. */
-static __attribute__((noinline)) int
-tofutex_mutex_unlock_kernel(tofutex_mutex_t *m)
-{
-	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
-
-	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+		if (err != EBUSY)
+			break;
+		if (!(word & TOFUTEX_TID_MASK))
+			continue;
+		/* EBUSY also when we own it, like pthread. */
+		if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
+			return EBUSY;
+		err = tofutex_mutex_try_dead(m, tid, word);
+		if (err != EAGAIN)
+			break;
+		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	}
+	return tofutex_mutex_taken(m, err);
 }
 
 int tofutex_mutex_unlock(tofutex_mutex_t *m)
 {
-	uint32_t tid, word;
+	uint32_t tid, word, owner;
 
 	if (tofutex_mutex_bad(m))
 		return EINVAL;
@@ -261,29 +401,22 @@ int tofutex_mutex_unlock(tofutex_mutex_t *m)
 		return 0;
 
 	/* A free word, another thread's, or no TID (then we own nothing). */
-	if (!tid || (word & TOFUTEX_TID_MASK) != tid)
+	owner = word & TOFUTEX_TID_MASK;
+	if (!tid || !tofutex__is_self(owner, tid))
 		return EPERM;
 
 	/*
 	 * An owner that took the lock with EOWNERDEAD and did not call
-	 * tofutex_mutex_consistent(): release it all the same. The next
-	 * owner is not told; see tofutex(3), NOTES.
+	 * tofutex_mutex_consistent(): as pthread, the mutex is unusable from
+	 * now on. The state is stored before the release that follows.
 	 */
 	if (word & TOFUTEX_OWNER_DIED) {
-		__atomic_fetch_and(&m->word, ~TOFUTEX_OWNER_DIED,
-				   __ATOMIC_RELAXED);
-		word = tid;
-		if (__atomic_compare_exchange_n(&m->word, &word, 0, false,
-						__ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-			return 0;
+		__atomic_fetch_or(&m->state, TOFUTEX_MUTEX_NOTRECOVERABLE,
+				  __ATOMIC_RELAXED);
+		word = __atomic_and_fetch(&m->word, ~TOFUTEX_OWNER_DIED,
+					  __ATOMIC_RELEASE);
 	}
-
-	/*
-	 * The kernel set WAITERS. Only it adds bits to a word we own, so the
-	 * word is our TID plus WAITERS: the kernel must release it and wake.
-	 */
-	return tofutex_mutex_unlock_kernel(m);
+	return tofutex_mutex_release(m, word, owner == tid);
 }
 
 int tofutex_mutex_consistent(tofutex_mutex_t *m)
@@ -294,7 +427,7 @@ int tofutex_mutex_consistent(tofutex_mutex_t *m)
 		return EINVAL;
 	tid = (uint32_t)tofutex__tid();
 	word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	if (!tid || (word & TOFUTEX_TID_MASK) != tid ||
+	if (!tid || !tofutex__is_self(word & TOFUTEX_TID_MASK, tid) ||
 	    !(word & TOFUTEX_OWNER_DIED))
 		return EINVAL;
 	/* An atomic AND: the kernel may be setting WAITERS meanwhile. */

@@ -5,10 +5,8 @@
  * A lock word holds its owner's TID, so every lock and unlock needs the
  * caller's; gettid() is a system call, the cache makes it a TLS load. A
  * thread's TID never changes, except that the child of fork() runs the
- * forking thread's code under a new TID: the fork handler in device.c
- * calls tofutex__tid_forget() there. The handler is registered before the
- * first TID is cached, so no TID cached by this library can survive a
- * fork() unnoticed.
+ * forking thread's code under a new TID: the fork handler (fork.c) calls
+ * tofutex__tid_forget() there.
  *
  * TIDs fit in TOFUTEX_TID_MASK: the kernel caps pid_max at
  * PID_MAX_LIMIT, 2^22 on 64-bit and 32768 on 32-bit machines.
@@ -21,6 +19,20 @@
 
 _Thread_local struct tofutex__thread tofutex__self
 	__attribute__((tls_model("initial-exec")));
+
+/* The process ID, for tgkill() in futex.c; 0 until first use. */
+static pid_t tofutex_pid;
+
+pid_t tofutex__pid(void)
+{
+	pid_t pid = __atomic_load_n(&tofutex_pid, __ATOMIC_RELAXED);
+
+	if (!pid) {
+		pid = getpid();
+		__atomic_store_n(&tofutex_pid, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
+}
 
 pid_t tofutex__tid_slow(void)
 {
@@ -38,5 +50,12 @@ pid_t tofutex__tid_slow(void)
 
 void tofutex__tid_forget(void)
 {
+	/*
+	 * Only a TID cached by the parent: a child that forks again before
+	 * it used a lock keeps the fork_tid its own fork handler set.
+	 */
+	if (tofutex__self.tid)
+		tofutex__self.fork_tid = tofutex__self.tid;
 	tofutex__self.tid = 0;
+	__atomic_store_n(&tofutex_pid, 0, __ATOMIC_RELAXED);
 }

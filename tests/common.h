@@ -362,6 +362,47 @@ static inline void busy_work(unsigned int n)
 		sink += i;
 }
 
+/*
+ * The backend the library must have chosen (tofutex(3)): the one
+ * TOFUTEX_BACKEND forces, else the module when /dev/tofutex exists (the
+ * guests run the library suites both ways and again with the module
+ * unloaded; natively they run with TOFUTEX_BACKEND=futex).
+ */
+static inline int expected_backend(void)
+{
+	const char *env = getenv("TOFUTEX_BACKEND");
+
+	if (env && !strcmp(env, "futex"))
+		return TOFUTEX_BACKEND_FUTEX;
+	if (env && !strcmp(env, "module"))
+		return TOFUTEX_BACKEND_MODULE;
+	return access("/dev/" TOFUTEX_DEVICE_NAME, F_OK) ?
+	       TOFUTEX_BACKEND_FUTEX : TOFUTEX_BACKEND_MODULE;
+}
+
+/*
+ * May the test step CLOCK_REALTIME? Only as root, and only where nothing
+ * else depends on the clock: the guests set TOFUTEX_TEST_SETTIME=1; on a
+ * shared build host a jump of the wall clock would disturb make and other
+ * users, so the native run leaves it unset unless asked.
+ */
+static inline bool settime_allowed(void)
+{
+	const char *env = getenv("TOFUTEX_TEST_SETTIME");
+
+	return geteuid() == 0 && env && !strcmp(env, "1");
+}
+
+/* Step CLOCK_REALTIME by @delta_s seconds (either sign). */
+static inline void realtime_step(long delta_s)
+{
+	struct timespec ts;
+
+	ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts), 0);
+	ts.tv_sec += delta_s;
+	ck_assert_int_eq(clock_settime(CLOCK_REALTIME, &ts), 0);
+}
+
 /* main() of every test binary: run @s with Check's CK_* environment. */
 static inline int run_suite(Suite *s)
 {

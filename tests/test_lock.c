@@ -209,7 +209,7 @@ START_TEST(test_uncontended_stays_in_user_space)
 		r = tofutex_mutex_unlock(&m);
 		if (r)
 			ck_abort_msg("unlock after trylock = %d", r);
-		r = tofutex_mutex_timedlock(&m, &far);
+		r = tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &far);
 		if (r || mword(&m) != tid)
 			ck_abort_msg("timedlock = %d, word 0x%08x", r,
 				     mword(&m));
@@ -426,7 +426,7 @@ START_TEST(test_relock_edeadlk)
 	ck_assert_int_eq(tofutex_mutex_lock(&m), 0);
 	ck_assert_int_eq(tofutex_mutex_lock(&m), EDEADLK);
 	ck_assert_uint_eq(mword(&m), tid);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &ts), EDEADLK);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), EDEADLK);
 	ck_assert_uint_eq(mword(&m), tid);
 	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
 	ck_assert_uint_eq(mword(&m), 0);
@@ -496,7 +496,7 @@ START_TEST(test_timedlock_timeout)
 	holder_start(&h, &m, 0);
 	before = stats_get(TOFUTEX_STATS_PROCESS);
 	ts = ts_in(50 * NSEC_PER_MSEC);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &ts), ETIMEDOUT);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), ETIMEDOUT);
 	ck_assert_uint_eq(mword(&m) & TID_MASK, atomic_load(&h.tid));
 	after = stats_get(TOFUTEX_STATS_PROCESS);
 	ck_assert_uint_eq(after.timeouts, before.timeouts + 1);
@@ -510,7 +510,7 @@ START_TEST(test_timedlock_timeout)
 	locker_start_asleep(&l, &m);
 	for (i = 0; i < 3; i++) {
 		ts = ts_in(20 * NSEC_PER_MSEC);
-		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &ts), ETIMEDOUT);
+		ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), ETIMEDOUT);
 		ck_assert_uint_eq(mword(&m) & TID_MASK, atomic_load(&h.tid));
 	}
 	ck_assert(!atomic_load(&l.done));
@@ -534,7 +534,7 @@ START_TEST(test_timedlock_released_in_time)
 	/* The holder lets go after 50 ms; the deadline is far beyond. */
 	holder_start(&h, &m, 50 * NSEC_PER_MSEC);
 	ts = ts_in(TEST_WAIT_NS);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &ts), 0);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), 0);
 	ck_assert_uint_eq(mword(&m) & TID_MASK, tid);
 	ck_assert_msg(join_within(h.thread, NULL, TEST_WAIT_NS),
 		      "holder did not finish");
@@ -556,8 +556,8 @@ START_TEST(test_timedlock_past_deadline)
 
 	holder_start(&h, &m, 0);
 	before = stats_get(TOFUTEX_STATS_PROCESS);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &past), ETIMEDOUT);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &zero), ETIMEDOUT);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &past), ETIMEDOUT);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &zero), ETIMEDOUT);
 	ck_assert_uint_eq(mword(&m) & TID_MASK, atomic_load(&h.tid));
 	after = stats_get(TOFUTEX_STATS_PROCESS);
 	/* "At once": a past deadline never puts the caller to sleep. */
@@ -567,17 +567,17 @@ START_TEST(test_timedlock_past_deadline)
 
 	/* An invalid timespec, as pthread_mutex_timedlock(): EINVAL. */
 	bad.tv_nsec = (long)NSEC_PER_SEC;
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad), EINVAL);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &bad), EINVAL);
 	bad.tv_nsec = -1;
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad), EINVAL);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &bad), EINVAL);
 	ck_assert_uint_eq(mword(&m) & TID_MASK, atomic_load(&h.tid));
 	holder_stop(&h);
 
 	/* Free: a past deadline still takes it. */
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &past), 0);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &past), 0);
 	ck_assert_uint_eq(mword(&m), tid);
 	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
-	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &zero), 0);
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC, &zero), 0);
 	ck_assert_uint_eq(mword(&m), tid);
 	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
 	assert_no_live_states();

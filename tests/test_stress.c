@@ -76,7 +76,7 @@ static bool locked_enter(struct locked *l, bool timed, uint64_t *rnd)
 
 	if (timed) {
 		ts = ts_in(xorshift(rnd) % (500 * NSEC_PER_USEC));
-		r = tofutex_mutex_timedlock(&l->m, &ts);
+		r = tofutex_mutex_clocklock(&l->m, CLOCK_MONOTONIC, &ts);
 	} else {
 		r = tofutex_mutex_lock(&l->m);
 	}

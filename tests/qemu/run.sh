@@ -11,6 +11,9 @@
 #                     by default (kernels.sh bench); raw output is saved in
 #                     build/bench/<kernel>/<program>.txt
 #   check-host        the test programs on this machine (module loaded)
+#   check-native      the library suites (tests/test_lib_*.c) on this
+#                     machine with the futex backend: no module, no QEMU;
+#                     `check` runs them first
 #   bench-host        the benchmark programs on this machine
 #
 # KVER is an installed release or a prefix ("6.1", "6.12"). It builds the
@@ -317,6 +320,34 @@ guest() {
 	fi
 }
 
+# native: the library suites on this machine's real CPUs, futex backend.
+native() {
+	local label results=$top/build/native/results.txt
+	local bin name rc t0 secs summary parsed
+
+	label="native $(uname -r)"
+	mkdir -p "$top/build/native"
+	: >"$results"
+	for bin in $(test_bins); do
+		case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
+		name=${bin##*/}@futex
+		t0=$(date +%s.%N)
+		rc=0
+		TOFUTEX_BACKEND=futex CK_FORK=yes CK_VERBOSITY=normal \
+			timeout "${TEST_TIMEOUT:-600}" "$bin" \
+			>"$top/build/native/$name.log" 2>&1 || rc=$?
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/native/$name.log" | tail -n 1 || true)
+		echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
+		grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/native/$name.log" | head -n 50 |
+			sed "s/^/@@DETAIL $name /" >>"$results" || true
+	done
+	echo "@@END native" >>"$results"
+	echo "== $label: library suites, futex backend"
+	parsed=$(parse "$label" <"$results")
+	account "$label" "$parsed"
+}
+
 # host: the same programs on this machine.
 host() {
 	local label results=$top/build/host/results.txt
@@ -383,8 +414,8 @@ check_qemu() {
 }
 
 case $mode in
-check|bench|check-host|bench-host) ;;
-*) die "usage: run.sh check|bench [KVER...] | check-host | bench-host" ;;
+check|bench|check-host|bench-host|check-native) ;;
+*) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native" ;;
 esac
 
 # Two runs in one work tree (several people may share one) would overwrite
@@ -416,6 +447,8 @@ check|bench)
 	fi
 	if [ "$mode" = check ]; then
 		[ -n "${GUEST_TESTS-}$(test_bins)" ] || die "no test programs in build/tests (run make first)"
+		# A chosen set of programs (GUEST_TESTS) runs in the guests only.
+		[ -n "${GUEST_TESTS-}" ] || native
 	else
 		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
 	fi
@@ -451,13 +484,16 @@ check|bench)
 check-host|bench-host)
 	host
 	;;
+check-native)
+	native
+	;;
 *)
 	die "usage: run.sh check|bench [KVER...] | check-host | bench-host"
 	;;
 esac
 
 case $mode in
-check|check-host)
+check|check-host|check-native)
 	echo "$total_pass passed, $total_fail failed"
 	;;
 *)

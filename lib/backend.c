@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - which backend the process runs on.
+ *
+ * Both backends use the same lock word (TID | WAITERS | OWNER_DIED) and
+ * the same user-space fast paths and spin; they differ in who queues the
+ * waiters: the module (/dev/tofutex) or futex(2). Waiters of one backend
+ * cannot be woken by the other, so the choice is made once per process,
+ * on the first call that needs it, and every thread keeps it:
+ *
+ * - TOFUTEX_BACKEND=futex in the environment: futex(2);
+ * - TOFUTEX_BACKEND=module: the module, even when it is missing (calls
+ *   that need it then fail with the error of opening it, e.g. ENOENT);
+ * - otherwise (unset, "auto" or anything else): the module when
+ *   /dev/tofutex opens and TOFUTEX_IOC_VERSION reports ABI version
+ *   TOFUTEX_ABI_VERSION with LOCK, WAITWAKE and SWAP, else futex(2).
+ *   REQUEUE and CLOCK_REALTIME are used when offered and replaced by
+ *   slower equivalents when not (cond.c, clock.c).
+ *
+ * Threads that choose at the same moment agree through a compare-and-swap
+ * on the cached value: the first one published wins. The child of fork()
+ * chooses again (fork.c), since its parent's module may since have gone
+ * or arrived, and it opens its own descriptor anyway.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int tofutex__backend_cached;
+uint64_t tofutex__features;
+
+#define TOFUTEX_FEAT_NEEDED \
+	(TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | TOFUTEX_FEAT_WAITWAKE | \
+	 TOFUTEX_FEAT_SWAP)
+
+/* The module's features when it is usable, else 0. */
+static uint64_t tofutex_probe_module(void)
+{
+	struct tofutex_version arg;
+
+	memset(&arg, 0, sizeof(arg));
+	if (tofutex__ioctl(TOFUTEX_IOC_VERSION, &arg, NULL))
+		return 0;
+	if (arg.abi_version != TOFUTEX_ABI_VERSION ||
+	    (arg.features & TOFUTEX_FEAT_NEEDED) != TOFUTEX_FEAT_NEEDED)
+		return 0;
+	return arg.features;
+}
+
+int tofutex__backend_slow(void)
+{
+	const char *env = getenv("TOFUTEX_BACKEND");
+	int choice, expected = 0;
+	uint64_t features = 0;
+
+	if (env && !strcmp(env, "futex")) {
+		choice = TOFUTEX_BACKEND_FUTEX;
+	} else if (env && !strcmp(env, "module")) {
+		choice = TOFUTEX_BACKEND_MODULE;
+		features = tofutex_probe_module();
+	} else {
+		features = tofutex_probe_module();
+		choice = features ? TOFUTEX_BACKEND_MODULE :
+				    TOFUTEX_BACKEND_FUTEX;
+	}
+
+	/*
+	 * The features are published before the choice, so that a thread
+	 * that sees the choice sees them too. A racing loser may overwrite
+	 * them with its own probe's, which found the same module (a failed
+	 * probe stores nothing).
+	 */
+	if (features)
+		__atomic_store_n(&tofutex__features, features,
+				 __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&tofutex__backend_cached, &expected,
+					 choice, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		choice = expected;
+	return choice;
+}
+
+void tofutex__backend_forget(void)
+{
+	__atomic_store_n(&tofutex__features, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tofutex__backend_cached, 0, __ATOMIC_RELAXED);
+}
+
+int tofutex_backend(void)
+{
+	return tofutex__backend();
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - tofutex_cond_*: condition variables for tofutex mutexes.
+ *
+ * A condition variable is a sequence word (@seq) that every signal and
+ * broadcast advances, the number of threads inside a wait (@waiters), and
+ * the mutex they use (@mutex, for broadcast; POSIX lets concurrent waiters
+ * use only one).
+ *
+ * A waiter, holding the mutex, counts itself in @waiters, reads @seq,
+ * unlocks, and sleeps while @seq still holds what it read (tofutex_wait()
+ * on the process's backend). A signal or broadcast that comes after the
+ * waiter read @seq - that is, after the waiter released the mutex, which
+ * the signaller may have taken since - changes @seq before it wakes, so the
+ * waiter either does not sleep (the word changed) or is woken: no signal is
+ * lost. A signal wakes one sleeper on @seq, which may be a thread that
+ * began its wait after the signal; then an earlier waiter sleeps on and
+ * the later one returns, which the caller's predicate loop cannot tell
+ * from a spurious wake-up of the later one and a wait not yet begun of the
+ * earlier one.
+ *
+ * @waiters lets signal and broadcast skip the system call when nobody
+ * waits. The waiter's increment and its read of @seq, and the signaller's
+ * read of @waiters, are sequentially consistent: a signaller that reads 0
+ * comes before the waiter's increment, so before its wait began.
+ *
+ * Broadcast does not wake every waiter to fight for the mutex. It wakes one
+ * and moves the others onto the mutex word, where each unlock releases one
+ * ("wait morphing"): on the module with TOFUTEX_IOC_REQUEUE when it reports
+ * TOFUTEX_FEAT_REQUEUE (a module without it wakes them all), on futex with
+ * FUTEX_CMP_REQUEUE, with the waiters then taking the mutex through the
+ * path that sets WAITERS (tofutex__mutex_relock(), futex.c), so that every
+ * unlock wakes the next. @broadcasts tells a waiter whether a broadcast
+ * came while it waited: after a signal it locks the ordinary way, which
+ * leaves WAITERS alone and its unlock in user space.
+ *
+ * Signals: a signal handler that interrupts a wait runs, and the thread
+ * goes on waiting unless the condition was signalled meanwhile; the wait
+ * never fails with EINTR.
+ */
+#include <limits.h>
+
+#include "internal.h"
+
+static inline bool tofutex_cond_bad(const tofutex_cond_t *c)
+{
+	return !c || ((uintptr_t)c & (sizeof(c->seq) - 1));
+}
+
+int tofutex_cond_init(tofutex_cond_t *c)
+{
+	if (tofutex_cond_bad(c))
+		return EINVAL;
+	*c = (tofutex_cond_t)TOFUTEX_COND_INITIALIZER;
+	return 0;
+}
+
+int tofutex_cond_destroy(tofutex_cond_t *c)
+{
+	if (tofutex_cond_bad(c))
+		return EINVAL;
+	if (__atomic_load_n(&c->waiters, __ATOMIC_ACQUIRE))
+		return EBUSY;
+	return 0;
+}
+
+static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
+				    clockid_t clockid,
+				    const struct timespec *abstime)
+{
+	struct tofutex__deadline dl;
+	uint32_t seq, bcasts, tid;
+	int err, lerr;
+
+	if (tofutex_cond_bad(c) || !m || ((uintptr_t)m & 3))
+		return EINVAL;
+	err = tofutex__deadline_init(&dl, clockid, abstime);
+	if (err)
+		return err;
+	tid = (uint32_t)tofutex__tid();
+	if (!tid || !tofutex__is_self(__atomic_load_n(&m->word,
+						      __ATOMIC_RELAXED) &
+				      TOFUTEX_TID_MASK, tid))
+		return EPERM;
+
+	__atomic_store_n(&c->mutex, m, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
+	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
+	err = tofutex_mutex_unlock(m);
+	if (err) {
+		__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
+		return err;
+	}
+
+	do {
+		err = tofutex_clockwait(&c->seq, seq, clockid, abstime);
+	} while (err == EINTR &&
+		 __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
+		 !tofutex__deadline_passed(&dl));
+	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
+
+	lerr = tofutex__mutex_relock(m, __atomic_load_n(&c->broadcasts,
+							__ATOMIC_ACQUIRE) != bcasts);
+	if (lerr)
+		return lerr;
+	return err == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+int tofutex_cond_wait(tofutex_cond_t *c, tofutex_mutex_t *m)
+{
+	return tofutex_cond_wait_common(c, m, CLOCK_MONOTONIC, NULL);
+}
+
+int tofutex_cond_timedwait(tofutex_cond_t *c, tofutex_mutex_t *m,
+			   const struct timespec *abstime)
+{
+	if (!abstime)
+		return EINVAL;
+	return tofutex_cond_wait_common(c, m, CLOCK_REALTIME, abstime);
+}
+
+int tofutex_cond_clockwait(tofutex_cond_t *c, tofutex_mutex_t *m,
+			   clockid_t clockid, const struct timespec *abstime)
+{
+	if (!abstime)
+		return EINVAL;
+	return tofutex_cond_wait_common(c, m, clockid, abstime);
+}
+
+int tofutex_cond_signal(tofutex_cond_t *c)
+{
+	if (tofutex_cond_bad(c))
+		return EINVAL;
+	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
+		return 0;
+	__atomic_fetch_add(&c->seq, 1, __ATOMIC_SEQ_CST);
+	return tofutex_wake(&c->seq, 1, NULL);
+}
+
+/* Wake one waiter of @c and move the others onto @m; EAGAIN: @seq moved. */
+static int tofutex_cond_requeue(tofutex_cond_t *c, uint32_t seq,
+				tofutex_mutex_t *m)
+{
+	struct tofutex_requeue arg = {
+		.uaddr = (uintptr_t)&c->seq,
+		.lock_uaddr = (uintptr_t)&m->word,
+		.val = seq,
+		.wake_count = 1,
+		.requeue_count = INT_MAX,
+	};
+
+	if (tofutex__on_futex())
+		return tofutex__futex_requeue(&c->seq, seq, &m->word);
+	return tofutex__ioctl(TOFUTEX_IOC_REQUEUE, &arg, NULL);
+}
+
+int tofutex_cond_broadcast(tofutex_cond_t *c)
+{
+	tofutex_mutex_t *m;
+	uint32_t seq;
+	int err;
+
+	if (tofutex_cond_bad(c))
+		return EINVAL;
+	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
+		return 0;
+	/* Before @seq: a waiter that sees the new @seq sees this too. */
+	__atomic_fetch_add(&c->broadcasts, 1, __ATOMIC_RELEASE);
+	seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_SEQ_CST);
+	m = __atomic_load_n(&c->mutex, __ATOMIC_RELAXED);
+	if (!m || (!tofutex__on_futex() && !tofutex__has(TOFUTEX_FEAT_REQUEUE)))
+		return tofutex_wake(&c->seq, UINT_MAX, NULL);
+	/*
+	 * EAGAIN: another signal or broadcast advanced @seq meanwhile; the
+	 * sleepers are still there and still ours to move.
+	 */
+	while ((err = tofutex_cond_requeue(c, seq, m)) == EAGAIN)
+		seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	return err;
+}

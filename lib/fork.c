@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - fork().
+ *
+ * The child of fork() is a new process with one thread, the forking one,
+ * under a new TID. What the library cached for the parent must go: the
+ * descriptor (the kernel binds it to the parent, device.c), the backend
+ * choice (backend.c) and the thread's TID (tid.c). A pthread_atfork()
+ * child handler does it, registered by a constructor when the library is
+ * loaded, before any caller's own handlers: glibc runs child handlers in
+ * the order of registration, so ours always runs first, and the caller's
+ * child handler then finds the library ready for the child.
+ *
+ * That makes the usual idiom deterministic: lock every mutex in a prepare
+ * handler, unlock them in the parent and child handlers. In the child, the
+ * words locked in prepare hold the forking thread's TID in the parent; the
+ * child handler keeps that TID as the thread's @fork_tid, and the mutex
+ * functions treat a word holding it as the caller's own (internal.h).
+ *
+ * The handler is registered before the first TID is cached (a TID is
+ * cached only once tofutex__fork_ready() said yes), so no TID cached by
+ * this library can survive a fork() unnoticed.
+ */
+#include <pthread.h>
+
+#include "internal.h"
+
+static pthread_once_t tofutex_fork_once = PTHREAD_ONCE_INIT;
+static int tofutex_fork_err;
+
+/* Runs in the child, in its only thread; touches no lock. */
+static void tofutex_fork_child(void)
+{
+	int saved_errno = errno;
+
+	tofutex__fd_forget();
+	tofutex__backend_forget();
+	tofutex__tid_forget();
+	errno = saved_errno;
+}
+
+static void tofutex_fork_register(void)
+{
+	tofutex_fork_err = pthread_atfork(NULL, NULL, tofutex_fork_child);
+}
+
+int tofutex__fork_ready(void)
+{
+	int saved_errno = errno;
+
+	/*
+	 * pthread_once() is itself safe against fork() in glibc. The
+	 * allocation in pthread_atfork() may set errno.
+	 */
+	pthread_once(&tofutex_fork_once, tofutex_fork_register);
+	errno = saved_errno;
+	return tofutex_fork_err ? ENOMEM : 0;
+}
+
+/*
+ * At load time (for the static library: when the program starts, since
+ * tid.c, which every lock links, refers to this file).
+ */
+__attribute__((constructor)) static void tofutex_fork_init(void)
+{
+	tofutex__fork_ready();
+}
