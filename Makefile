@@ -35,8 +35,9 @@ KVERS ?=
 KAPPEND ?=
 # Seconds a guest may run before it counts as hung.
 QEMU_TIMEOUT ?=
-# QEMU -accel for the guests (default: tcg,thread=single for checks,
-# tcg,thread=multi for benchmarks; tests/qemu/run.sh says why).
+# QEMU -accel for the guests (default: tcg,thread=multi, parallel vCPUs).
+# PREEMPT_MODES (environment): preemption models each check guest boots with
+# (default "default none"); TESTS: only these test programs.
 QEMU_ACCEL ?=
 
 # --- user space ------------------------------------------------------------
@@ -171,13 +172,15 @@ check-kernel:
 # tests run scaled down, since that kernel is 10-20x slower under emulation,
 # with panic_on_warn; the harness scans kmemleak and the kernel log as always.
 # The fuzzer runs to its 10^6-call bound there (462-867 s measured), at
-# most 900 s.
+# most 900 s. The debug kernel is built CONFIG_PREEMPT (not PREEMPT_DYNAMIC,
+# so preempt= means nothing to it): one boot, fully preemptible, where
+# might_sleep() and lockdep see the most.
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 TOFUTEX_FUZZ_SECONDS=900 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_QEMU_TIMEOUT ?= 1800
 check-debug:
 	@tests/deps.sh all
 	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	$(MAKE) --no-print-directory check-kernel KIMAGE="$$KIMAGE" KDIR="$$KDIR" \
+	PREEMPT_MODES=default $(MAKE) --no-print-directory check-kernel KIMAGE="$$KIMAGE" KDIR="$$KDIR" \
 		KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV='$(DEBUG_TEST_ENV)'
 

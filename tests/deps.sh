@@ -15,6 +15,14 @@
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing.
+#
+# QEMU comes from Debian 12's backports suite (QEMU 10): the guests run
+# their vCPUs in parallel host threads (-accel tcg,thread=multi), and QEMU
+# 7.2's multi-threaded TCG does not keep patched kernel text coherent
+# between vCPUs - a guest that flips a scheduler static key (the module's
+# preempt notifiers) oopses with "int3" in __schedule. The suite is added
+# with a pin of priority 100, so that only QEMU and what it needs from
+# there are taken from it; everything else stays on bookworm.
 set -euo pipefail
 
 build=(build-essential check)
@@ -25,14 +33,21 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # DKMS, and gnuplot for the benchmark's charts.
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
-     qemu-system-x86 busybox-static cpio gzip xz-utils zstd kmod
+     busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential)
+
+# QEMU from bookworm-backports, at least this major version.
+qemu_pkg=qemu-system-x86
+qemu_min_major=10
+backports_list=/etc/apt/sources.list.d/tofutex-bookworm-backports.sources
+backports_pin=/etc/apt/preferences.d/tofutex-bookworm-backports
 
 [ $# -gt 0 ] || set -- all
 want=()
+need_qemu=0
 for g in "$@"; do
 	case $g in
-	all) want+=("${all[@]}") ;;
+	all) want+=("${all[@]}"); need_qemu=1 ;;
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
 	*) echo "deps.sh: unknown group '$g' (all, build, headers)" >&2; exit 2 ;;
@@ -50,18 +65,57 @@ for p in $(printf '%s\n' "${want[@]}" | sort -u); do
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[ "$status" = "install ok installed" ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
+# qemu_ok: the installed QEMU is new enough for parallel vCPUs.
+qemu_ok() {
+	local v
+
+	v=$(dpkg-query -W -f='${Status} ${Version}' "$qemu_pkg" 2>/dev/null || true)
+	case $v in
+	"install ok installed "*) ;;
+	*) return 1 ;;
+	esac
+	v=${v##* }
+	v=${v#*:}
+	[ "${v%%.*}" -ge "$qemu_min_major" ] 2>/dev/null
+}
+
+qemu_missing=0
+[ $need_qemu = 1 ] && ! qemu_ok && qemu_missing=1
+[ ${#missing[@]} -eq 0 ] && [ $qemu_missing = 0 ] && exit 0
+
+[ ${#missing[@]} -eq 0 ] || echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
+[ $qemu_missing = 0 ] ||
+	echo "deps.sh: missing $qemu_pkg >= $qemu_min_major (bookworm-backports)" >&2
 if ! command -v apt-get >/dev/null; then
 	echo "deps.sh: no apt-get here; install them by other means." >&2
 	exit 1
 fi
 if [ "$(id -u)" != 0 ]; then
-	echo "deps.sh: not root; run as root:" >&2
-	echo "  apt-get update && apt-get install --no-install-recommends ${missing[*]}" >&2
+	echo "deps.sh: not root; run as root, or install them by hand." >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ $qemu_missing = 1 ] && [ ! -e "$backports_list" ]; then
+	cat >"$backports_list" <<-'EOS'
+	# Added by tofutex tests/deps.sh: QEMU 10 for parallel guest vCPUs.
+	Types: deb
+	URIs: http://deb.debian.org/debian
+	Suites: bookworm-backports
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOS
+	cat >"$backports_pin" <<-'EOS'
+	# Added by tofutex tests/deps.sh: nothing from backports unless asked.
+	Package: *
+	Pin: release n=bookworm-backports
+	Pin-Priority: 100
+	EOS
+fi
 apt-get update
-apt-get install -y --no-install-recommends "${missing[@]}"
+[ ${#missing[@]} -eq 0 ] ||
+	apt-get install -y --no-install-recommends "${missing[@]}"
+if [ $qemu_missing = 1 ]; then
+	apt-get install -y --no-install-recommends -t bookworm-backports "$qemu_pkg"
+	qemu_ok || { echo "deps.sh: $qemu_pkg >= $qemu_min_major did not install" >&2; exit 1; }
+fi

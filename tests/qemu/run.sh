@@ -25,6 +25,13 @@
 #                        the build tree KDIR, instead of installed kernels;
 #                        KNAME labels it in the output (default: its release)
 #   KAPPEND              extra guest kernel command line
+#   PREEMPT_MODES        preemption models each check guest boots with:
+#                        words "default" (the kernel's own, voluntary on
+#                        Debian's PREEMPT_DYNAMIC kernels) or a preempt=
+#                        value; default "default none" for check, "default"
+#                        for bench
+#   TESTS                only these test programs, e.g. "test_lock test_device"
+#   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
 #   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 3600 bench)
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
 #                        in a guest, 600 on the host)
@@ -55,6 +62,9 @@ test_bins() {
 
 	for src in "$top"/tests/test_*.c; do
 		bin=$top/build/tests/$(basename "$src" .c)
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
+			continue
+		fi
 		[ -x "$bin" ] && echo "$bin"
 	done
 	return 0
@@ -119,9 +129,14 @@ parse() {
 		next
 	}
 	/^@@BEGIN / {
-		for (i = 3; i <= NF; i++)
+		for (i = 3; i <= NF; i++) {
 			if ($i ~ /^uptime=/)
 				boot = substr($i, 8)
+			if ($i ~ /^preempt=/)
+				model = substr($i, 9)
+			if ($i ~ /^cpus=/)
+				cpus = substr($i, 6)
+		}
 		next
 	}
 	/^@@END / {
@@ -134,7 +149,8 @@ parse() {
 		if (ok != "")
 			printf "[%s] harness: %s\n", k, ok
 		if (boot != "" && end_up != "")
-			printf "[%s] guest: user space up %.1f s after boot, done at %.1f s\n", k, boot, end_up
+			printf "[%s] guest: %s vCPUs, preemption %s; user space up %.1f s after boot, done at %.1f s\n",
+				k, cpus, model, boot, end_up
 		printf "COUNTS %d %d %d\n", pass, fail, ended
 	}'
 }
@@ -187,9 +203,10 @@ account() {
 	fi
 }
 
-# guest NAME KDIR KIMAGE: one QEMU run of $mode.
+# guest NAME KDIR KIMAGE PREEMPT: one QEMU run of $mode, with the kernel's
+# own preemption model (PREEMPT "default") or preempt=PREEMPT.
 guest() {
-	local name=$1 kdir=$2 kimage=$3 kver ko dir root results console
+	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
 	local timeout test_timeout status start secs parsed qemu append bin accel
 
 	kver=$("$here/kernels.sh" kver "$kdir")
@@ -201,6 +218,10 @@ guest() {
 	}
 
 	dir=$top/build/$kver/$mode
+	if [ "$preempt" != default ]; then
+		dir=$dir-preempt-$preempt
+		name="$name preempt=$preempt"
+	fi
 	root=$dir/root
 	results=$dir/results.txt
 	console=$dir/console.log
@@ -234,19 +255,10 @@ guest() {
 	# guest still reports everything else.
 	test_timeout=${TEST_TIMEOUT:-$((timeout > 60 ? timeout - 30 : timeout))}
 	append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
-	append="$append tofutex_test_timeout=$test_timeout ${KAPPEND-}"
-	# Checks run the two vCPUs in one host thread. QEMU 7.2's multi-threaded
-	# TCG loses cross-vCPU coherence of patched kernel text: flipping a
-	# static key in the scheduler (preempt notifiers, at the first SWAP and
-	# at unload) oopses the guest with "int3" in __schedule within ~100
-	# flips; with thread=single, 1500 load/unload cycles ran clean, as did
-	# 1500 multi-threaded cycles that flip nothing. The benchmarks need
-	# vCPUs that really run at once, and flip only twice per boot.
-	if [ "$mode" = bench ]; then
-		accel=${QEMU_ACCEL:-tcg,thread=multi}
-	else
-		accel=${QEMU_ACCEL:-tcg,thread=single}
-	fi
+	append="$append tofutex_test_timeout=$test_timeout"
+	[ "$preempt" = default ] || append="$append preempt=$preempt"
+	append="$append ${KAPPEND-}"
+	accel=${QEMU_ACCEL:-tcg,thread=multi}
 	qemu=(qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 -nic none -nographic -no-reboot
 	      -monitor none -bios /usr/share/qemu/qboot.rom)
 	if [ "${VERBOSE-}" = 1 ]; then
@@ -259,6 +271,7 @@ guest() {
 	       -kernel "$kimage" -initrd "$dir/initramfs.gz" -append "$append")
 
 	echo "== $name: booting $kimage ($mode, timeout ${timeout} s)"
+	echo "== $name: qemu -accel $accel -smp 2; kernel command line: $append"
 	rm -f "$results" "$console"
 	start=$(date +%s.%N)
 	status=0
@@ -362,6 +375,24 @@ host() {
 	fi
 }
 
+# check_qemu: multi-threaded TCG needs QEMU 10. QEMU 7.2 (Debian 12's own)
+# does not keep patched kernel text coherent between vCPUs: a guest that
+# flips a scheduler static key (the module's preempt notifiers, switched on
+# by the first SWAP and off at unload) oopses with "int3" in __schedule.
+check_qemu() {
+	local v major
+
+	case ${QEMU_ACCEL:-tcg,thread=multi} in
+	*thread=multi*) ;;
+	*) return 0 ;;
+	esac
+	v=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9][0-9.]*\).*/\1/p')
+	major=${v%%.*}
+	if [ -z "$major" ] || [ "$major" -lt 10 ]; then
+		die "QEMU ${v:-?} cannot run the guests' vCPUs in parallel (needs 10, from bookworm-backports: run tests/deps.sh as root)"
+	fi
+}
+
 case $mode in
 check|bench|check-host|bench-host|check-native) ;;
 *) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native" ;;
@@ -386,6 +417,12 @@ check|bench)
 			die "$tool is missing (run tests/deps.sh)"
 	done
 	[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
+	check_qemu
+	if [ "$mode" = check ]; then
+		preempt_modes=${PREEMPT_MODES:-default none}
+	else
+		preempt_modes=${PREEMPT_MODES:-default}
+	fi
 	if [ "$mode" = check ]; then
 		[ -n "$(test_bins)" ] || die "no test programs in build/tests (run make first)"
 		native
@@ -397,7 +434,9 @@ check|bench)
 		[ -r "$KIMAGE" ] || die "KIMAGE=$KIMAGE is not readable"
 		[ -n "${KDIR-}" ] || die "KIMAGE needs KDIR (the tree to build the module against)"
 		kver=$("$here/kernels.sh" kver "$KDIR")
-		guest "${KNAME:-$kver}" "$KDIR" "$KIMAGE"
+		for p in $preempt_modes; do
+			guest "${KNAME:-$kver}" "$KDIR" "$KIMAGE" "$p"
+		done
 	else
 		if [ $# -eq 0 ]; then
 			# shellcheck disable=SC2046 # one release per word
@@ -413,7 +452,9 @@ check|bench)
 				total_fail=$((total_fail + 1))
 				continue
 			}
-			guest "$kver" "/lib/modules/$kver/build" "/boot/vmlinuz-$kver"
+			for p in $preempt_modes; do
+				guest "$kver" "/lib/modules/$kver/build" "/boot/vmlinuz-$kver" "$p"
+			done
 		done
 	fi
 	;;
