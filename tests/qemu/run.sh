@@ -70,6 +70,48 @@ test_bins() {
 	return 0
 }
 
+# The pthread preload's conformance programs (dynamically linked).
+preload_test_bins() {
+	local src bin
+
+	for src in "$top"/tests/preload/test_*.c; do
+		[ -e "$src" ] || continue
+		bin=$top/build/tests/preload/$(basename "$src" .c)
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
+			continue
+		fi
+		[ -x "$bin" ] && echo "$bin"
+	done
+	return 0
+}
+
+# pack_libs ROOT FILE...: copy the shared libraries each dynamically
+# linked FILE needs (as ldd resolves them here), and the dynamic linker,
+# into ROOT at the same paths.
+pack_libs() {
+	local root=$1 lib
+	shift
+
+	for lib in $(ldd "$@" 2>/dev/null |
+		     sed -n 's|.*=> \(/[^ ]*\) .*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (0x.*|\1|p' |
+		     sort -u); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# pack_preload ROOT: tofutex-run and libtofutex-pthread.so where
+# `make install` puts them, with the libraries they need.
+pack_preload() {
+	local root=$1
+
+	mkdir -p "$root/usr/local/bin" "$root/usr/local/lib"
+	cp "$top/build/bin/tofutex-run" "$root/usr/local/bin/"
+	cp -L "$top/build/lib/libtofutex-pthread.so.0" "$root/usr/local/lib/"
+	pack_libs "$root" "$top/build/bin/tofutex-run" \
+		"$top/build/lib/libtofutex-pthread.so.0"
+}
+
 bench_bins() {
 	local src bin
 
@@ -231,8 +273,14 @@ guest() {
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
 	cp "$ko" "$root/tofutex.ko"
+	pack_preload "$root"
 	if [ "$mode" = check ]; then
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+		mkdir -p "$root/tests/preload"
+		for bin in $(preload_test_bins); do
+			cp "$bin" "$root/tests/preload/"
+			pack_libs "$root" "$bin"
+		done
 	else
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
 	fi
@@ -299,10 +347,28 @@ guest() {
 	fi
 }
 
-# native: the library suites on this machine's real CPUs, futex backend.
+# native_one NAME CMD...: run one Check program natively, futex backend,
+# recording its summary in $results.
+native_one() {
+	local name=$1 rc=0 t0 secs summary
+	shift
+
+	t0=$(date +%s.%N)
+	TOFUTEX_BACKEND=futex CK_FORK=yes CK_VERBOSITY=normal \
+		timeout "${TEST_TIMEOUT:-600}" "$@" \
+		>"$top/build/native/$name.log" 2>&1 || rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/native/$name.log" | tail -n 1 || true)
+	echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
+	grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/native/$name.log" | head -n 50 |
+		sed "s/^/@@DETAIL $name /" >>"$results" || true
+}
+
+# native: the library suites, and the pthread preload's under tofutex-run,
+# on this machine's real CPUs, futex backend.
 native() {
 	local label results=$top/build/native/results.txt
-	local src bin name rc t0 secs summary parsed
+	local src bin parsed
 
 	label="native $(uname -r)"
 	mkdir -p "$top/build/native"
@@ -310,17 +376,10 @@ native() {
 	for src in "$top"/tests/test_lib_*.c; do
 		bin=$top/build/tests/$(basename "$src" .c)
 		[ -x "$bin" ] || continue
-		name=${bin##*/}@futex
-		t0=$(date +%s.%N)
-		rc=0
-		TOFUTEX_BACKEND=futex CK_FORK=yes CK_VERBOSITY=normal \
-			timeout "${TEST_TIMEOUT:-600}" "$bin" \
-			>"$top/build/native/$name.log" 2>&1 || rc=$?
-		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-		summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/native/$name.log" | tail -n 1 || true)
-		echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
-		grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/native/$name.log" | head -n 50 |
-			sed "s/^/@@DETAIL $name /" >>"$results" || true
+		native_one "${bin##*/}@futex" "$bin"
+	done
+	for bin in $(preload_test_bins); do
+		native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
 	done
 	echo "@@END native" >>"$results"
 	echo "== $label: library suites, futex backend"
