@@ -115,7 +115,7 @@ module: deps-build
 
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
-test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS)
+test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) build/tests/programs/tofutex-stats
 bench-bins: $(BENCH_BINS)
 # The user-space targets need only the compiler and Check; with parallel
 # make the dependency step must still run first.
@@ -177,13 +177,18 @@ build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
+# The real programs' guest helper (tests/programs/run.sh).
+build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-build
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
+
 build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
 		$(LIB_A) $(SYS_LIBS)
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
-	build/bin/*.d build/tests/*.d build/tests/preload/*.d \
+	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
 	build/tests/obj/*.d build/bench/bin/*.d)
 
 # --- running ---------------------------------------------------------------

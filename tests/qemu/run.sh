@@ -31,6 +31,9 @@
 #                        value; default "default none" for check, "default"
 #                        for bench
 #   TESTS                only these test programs, e.g. "test_lock test_device"
+#   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
+#   BENCHES              only these benchmark programs ("none": only the
+#                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
 #   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 3600 bench)
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
@@ -101,15 +104,39 @@ pack_libs() {
 }
 
 # pack_preload ROOT: tofutex-run and libtofutex-pthread.so where
-# `make install` puts them, with the libraries they need.
+# `make install` puts them, with the libraries they need, and libgcc_s,
+# which glibc loads with dlopen() to unwind a cancelled thread.
 pack_preload() {
-	local root=$1
+	local root=$1 gcc_s
 
 	mkdir -p "$root/usr/local/bin" "$root/usr/local/lib"
 	cp "$top/build/bin/tofutex-run" "$root/usr/local/bin/"
 	cp -L "$top/build/lib/libtofutex-pthread.so.0" "$root/usr/local/lib/"
 	pack_libs "$root" "$top/build/bin/tofutex-run" \
 		"$top/build/lib/libtofutex-pthread.so.0"
+	gcc_s=$(/sbin/ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ { print $NF; exit }')
+	[ -n "$gcc_s" ] || die "libgcc_s.so.1 not found (ldconfig -p)"
+	mkdir -p "$root$(dirname "$gcc_s")"
+	cp -L "$gcc_s" "$root$gcc_s"
+}
+
+# The real programs tests/programs/run.sh runs under tofutex-run in the
+# guests (Debian packages, tests/deps.sh), and the tools it needs.
+program_bins=(sysbench stress-ng pigz memcached memcaslap memccapable memcping)
+
+# pack_programs ROOT: those programs, their libraries, the guest script.
+pack_programs() {
+	local root=$1 p path paths=()
+
+	mkdir -p "$root/usr/bin" "$root/programs"
+	for p in "${program_bins[@]}"; do
+		path=$(command -v "$p") || die "$p is missing (run tests/deps.sh)"
+		cp -L "$path" "$root/usr/bin/"
+		paths+=("$path")
+	done
+	pack_libs "$root" "${paths[@]}"
+	cp "$top/tests/programs/run.sh" "$root/programs/run.sh"
+	cp "$top/build/tests/programs/tofutex-stats" "$root/programs/"
 }
 
 bench_bins() {
@@ -117,6 +144,9 @@ bench_bins() {
 
 	for src in "$top"/bench/*.c; do
 		bin=$top/build/bench/bin/$(basename "$src" .c)
+		if [ -n "${BENCHES-}" ] && ! grep -qw -- "${bin##*/}" <<<"$BENCHES"; then
+			continue
+		fi
 		[ -x "$bin" ] && echo "$bin"
 	done
 	return 0
@@ -281,8 +311,10 @@ guest() {
 			cp "$bin" "$root/tests/preload/"
 			pack_libs "$root" "$bin"
 		done
+		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
 	else
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
+		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
 	fi
 	: >"$root/etc/tofutex-test.env"
 	for bin in ${TEST_ENV-}; do
@@ -486,7 +518,8 @@ check|bench)
 		[ -n "$(test_bins)" ] || die "no test programs in build/tests (run make first)"
 		native
 	else
-		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
+		[ -n "$(bench_bins)" ] || [ -n "${BENCHES-}" ] ||
+			die "no benchmark programs in build/bench/bin (run make first)"
 	fi
 
 	if [ -n "${KIMAGE-}" ]; then
