@@ -30,7 +30,9 @@
  * TOFUTEX_FEAT_REQUEUE (a module without it wakes them all), on futex with
  * FUTEX_CMP_REQUEUE, with the waiters then taking the mutex through the
  * path that sets WAITERS (tofutex__mutex_relock(), futex.c), so that every
- * unlock wakes the next.
+ * unlock wakes the next. @broadcasts tells a waiter whether a broadcast
+ * came while it waited: after a signal it locks the ordinary way, which
+ * leaves WAITERS alone and its unlock in user space.
  *
  * Signals: a signal handler that interrupts a wait runs, and the thread
  * goes on waiting unless the condition was signalled meanwhile; the wait
@@ -70,18 +72,26 @@ int tofutex_cond_destroy(tofutex_cond_t *c)
 	return 0;
 }
 
-/* A thread inside a condition wait, for the cancellation handler. */
+/*
+ * A thread inside a condition wait (also for the cancellation handler):
+ * @bcasts is @c's broadcast count when the wait began.
+ */
 struct tofutex_cond_waiter {
 	tofutex_cond_t *c;
 	const struct tofutex__cond_mutex *cm;
+	uint32_t bcasts;
 };
 
 /* Take the mutex again after a wait. */
 static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
 {
-	if (w->cm->tfx)
-		return tofutex__mutex_relock(w->cm->tfx);
-	return w->cm->lock(w->cm->other);
+	bool moved;
+
+	if (!w->cm->tfx)
+		return w->cm->lock(w->cm->other);
+	moved = __atomic_load_n(&w->c->broadcasts, __ATOMIC_ACQUIRE) !=
+		w->bcasts;
+	return tofutex__mutex_relock(w->cm->tfx, moved);
 }
 
 /*
@@ -157,6 +167,7 @@ int tofutex__cond_wait(tofutex_cond_t *c, const struct tofutex__cond_mutex *cm,
 	__atomic_store_n(&c->mutex, cm->tfx, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	w.bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
 	err = tofutex_cond_unlock(cm);
 	if (err) {
 		__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
@@ -241,6 +252,8 @@ int tofutex_cond_broadcast(tofutex_cond_t *c)
 		return EINVAL;
 	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
 		return 0;
+	/* Before @seq: a waiter that sees the new @seq sees this too. */
+	__atomic_fetch_add(&c->broadcasts, 1, __ATOMIC_RELEASE);
 	seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_SEQ_CST);
 	m = __atomic_load_n(&c->mutex, __ATOMIC_RELAXED);
 	if (!m || (!tofutex__on_futex() && !tofutex__has(TOFUTEX_FEAT_REQUEUE)))

@@ -101,7 +101,10 @@ enum tofutex__owner tofutex__owner_of(uint32_t tid)
 	/*
 	 * Signal 0 only checks that the target exists: tgkill() finds a
 	 * thread of this thread group, kill() any thread at all (a TID
-	 * names its thread group there). EPERM also means it exists.
+	 * names its thread group there). EPERM also means it exists. A
+	 * thread is found until the kernel has reaped it, which may be a
+	 * moment after pthread_join() returned (the kernel wakes the joiner
+	 * early in the thread's exit): until then it counts as alive.
 	 */
 	if (!syscall(SYS_tgkill, tofutex__pid(), (pid_t)tid, 0) ||
 	    errno == EPERM)

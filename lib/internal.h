@@ -204,8 +204,11 @@ TOFUTEX_HIDDEN enum tofutex__owner tofutex__owner_of(uint32_t tid);
 TOFUTEX_HIDDEN int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 				       const struct tofutex__deadline *dl);
 
-/* mutex.c: lock after a condition wait (see cond.c). */
-TOFUTEX_HIDDEN int tofutex__mutex_relock(tofutex_mutex_t *m);
+/*
+ * mutex.c: lock after a condition wait (see cond.c); @moved: a broadcast
+ * may have moved the caller onto the lock word.
+ */
+TOFUTEX_HIDDEN int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved);
 /*
  * mutex.c: release the held word of @m, @word its value last seen, and
  * wake a waiter if WAITERS is set. @own: the word holds the caller's

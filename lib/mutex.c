@@ -300,19 +300,20 @@ int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
 /*
  * For cond.c, after a condition wait: lock. On the futex backend, a waiter
  * a broadcast moved onto the lock word went to sleep there without setting
- * WAITERS, so every thread coming back from a condition wait takes the
- * word through the contended path, which sets it: its unlock then wakes
- * the next (futex.c). EDEADLK cannot happen: the caller released the
+ * WAITERS, so every thread coming back from a wait that a broadcast may
+ * have ended (@moved) takes the word through the contended path, which
+ * sets it: its unlock then wakes the next (futex.c). After a signal the
+ * ordinary lock does. EDEADLK cannot happen: the caller released the
  * mutex before it waited.
  */
-int tofutex__mutex_relock(tofutex_mutex_t *m)
+int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 {
 	static const struct tofutex__deadline forever = {
 		.clock = CLOCK_MONOTONIC,
 	};
 	uint32_t tid;
 
-	if (!tofutex__on_futex())
+	if (!moved || !tofutex__on_futex())
 		return tofutex_mutex_lock_common(m, &forever);
 	tid = (uint32_t)tofutex__tid();
 	return tofutex_mutex_taken(m, tofutex__futex_lock(&m->word, tid,

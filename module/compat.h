@@ -62,4 +62,15 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 #endif
 }
 
+/* --- deadline.c: an on-stack hrtimer sleeper --------------------------- */
+
+#include <linux/hrtimer.h>
+
+/* 6.13 renamed hrtimer_init_sleeper_on_stack(); same arguments. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define tofutex_hrtimer_sleeper_on_stack hrtimer_setup_sleeper_on_stack
+#else
+#define tofutex_hrtimer_sleeper_on_stack hrtimer_init_sleeper_on_stack
+#endif
+
 #endif /* _TOFUTEX_COMPAT_H */

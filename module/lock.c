@@ -54,6 +54,14 @@
  * dropped and the page faulted in (uaccess.c). The owner's task_struct is
  * looked at only with a reference held, and the word is re-checked after.
  *
+ * Moved WAIT waiters
+ * ------------------
+ * TOFUTEX_IOC_REQUEUE may queue WAIT waiters on a lock's state too
+ * (state->requeued, requeue.c). Two hooks serve them: every successful
+ * UNLOCK wakes one (tofutex_requeue_release()), and a LOCK that took the
+ * word in the top waiter's loop, which writes only its TID, puts WAITERS
+ * back while any are queued (tofutex_requeue_rearm()).
+ *
  * Sleeping: LOCK sleeps in TASK_INTERRUPTIBLE with a timer; a signal ends
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it).
@@ -95,7 +103,7 @@ MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands 
  * late under load, at a cost of 40 wake-ups a second for a sleeping top
  * waiter only.
  */
-static unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
+unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
 module_param(owner_check_ns, ulong, 0644);
 MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns");
 
@@ -120,7 +128,7 @@ struct tofutex_waiter {
  * @table:    the caller's process table
  * @state:    the word's state, with a use held
  * @uaddr:    the lock word
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @waiter:   the caller's queue entry
  * @sleeps:   how many times the caller slept
  */
@@ -128,7 +136,7 @@ struct tofutex_locker {
 	struct tofutex_table *table;
 	struct tofutex_state *state;
 	u32 __user *uaddr;
-	ktime_t deadline;
+	struct tofutex_deadline deadline;
 	struct tofutex_waiter waiter;
 	unsigned int sleeps;
 };
@@ -197,7 +205,7 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
  *
  * Return: the owner with a reference held, or NULL when it is dead.
  */
-static struct task_struct *tofutex_owner_get(u32 tid)
+struct task_struct *tofutex_owner_get(u32 tid)
 {
 	struct task_struct *p;
 
@@ -296,7 +304,7 @@ static bool tofutex_starving(struct tofutex_locker *lk)
 /* Did the deadline pass? */
 static bool tofutex_expired(struct tofutex_locker *lk)
 {
-	return ktime_compare(ktime_get(), lk->deadline) >= 0;
+	return tofutex_deadline_passed(&lk->deadline);
 }
 
 /**
@@ -308,15 +316,10 @@ static bool tofutex_expired(struct tofutex_locker *lk)
  */
 static void tofutex_sleep_until(struct tofutex_locker *lk, u64 max_ns)
 {
-	ktime_t expires = lk->deadline;
-
-	if (max_ns) {
-		ktime_t poll = ktime_add_ns(ktime_get(), max_ns);
-
-		if (ktime_before(poll, expires))
-			expires = poll;
-	}
-	tofutex_schedule_until(expires);
+	if (max_ns)
+		tofutex_schedule_poll(&lk->deadline, max_ns);
+	else
+		tofutex_schedule_until(&lk->deadline);
 }
 
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
@@ -599,6 +602,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 	if (!ret)
 		ret = tofutex_compete(lk, how);
 	ret = tofutex_dequeue(lk, ret, how);
+	if (ret > 0)
+		tofutex_requeue_rearm(lk->state, lk->uaddr);
 	tofutex_state_put(lk->table, lk->state);
 	return ret < 0 ? ret : 0;
 }
@@ -607,19 +612,19 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * tofutex_lock() - take a TO lock
  * @table:    the caller's process table
  * @uaddr:    the lock word, checked by tofutex_word_check()
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
  * -ETIMEDOUT, -ERESTARTSYS, -EFAULT, -EINVAL (a wait word), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
-			ktime_t deadline, u32 *status)
+			const struct tofutex_deadline *deadline, u32 *status)
 {
 	struct tofutex_locker lk = {
 		.table = table,
 		.uaddr = uaddr,
-		.deadline = deadline,
+		.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
@@ -785,6 +790,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_unlock_queued(&lk, woken);
 		tofutex_state_put(table, lk.state);
 	} while (ret == -EAGAIN);
+	if (!ret)
+		*woken |= tofutex_requeue_release(table, uaddr);
 	return ret;
 }
 
@@ -801,8 +808,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp)
 {
+	struct tofutex_deadline deadline;
 	struct tofutex_lock arg;
-	ktime_t deadline;
 	u32 __user *uaddr;
 	u32 status = 0;
 	int ret;
@@ -812,15 +819,18 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
 		return -EINVAL;
 	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (!ret)
+		ret = tofutex_deadline_init(&deadline,
+					    arg.flags & TOFUTEX_LOCK_DEADLINE,
+					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
+					    arg.deadline_ns);
 	if (ret)
 		return ret;
-	deadline = tofutex_deadline(arg.flags & TOFUTEX_LOCK_DEADLINE,
-				    arg.deadline_ns);
 	if (put_user(status, &argp->status))
 		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
-	ret = tofutex_lock(table, uaddr, deadline, &status);
+	ret = tofutex_lock(table, uaddr, &deadline, &status);
 	if (!ret && put_user(status, &argp->status))
 		return -EFAULT;
 	return ret;

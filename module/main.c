@@ -32,7 +32,8 @@
 
 #define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | \
 			  TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP | \
-			  TOFUTEX_FEAT_STATS)
+			  TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME | \
+			  TOFUTEX_FEAT_REQUEUE)
 
 static int tofutex_open(struct inode *inode, struct file *file)
 {
@@ -69,22 +70,6 @@ bool tofutex_reserved_zero(const u64 *reserved, size_t n)
 		if (reserved[i])
 			return false;
 	return true;
-}
-
-/**
- * tofutex_deadline() - an ioctl's deadline argument as a ktime
- * @given:       the call's DEADLINE flag is set
- * @deadline_ns: absolute CLOCK_MONOTONIC time in ns
- *
- * Return: the deadline, KTIME_MAX for none. Times beyond KTIME_MAX (about
- * 292 years of uptime) mean never, not an error: the ABI's field is
- * unsigned and a caller computing "now + a long time" may overflow it.
- */
-ktime_t tofutex_deadline(bool given, u64 deadline_ns)
-{
-	if (!given)
-		return KTIME_MAX;
-	return ns_to_ktime(min_t(u64, deadline_ns, KTIME_MAX));
 }
 
 static long tofutex_ioc_version(void __user *argp)
@@ -127,6 +112,8 @@ static long tofutex_ioctl(struct file *file, unsigned int cmd,
 		return tofutex_ioc_swap(table, argp);
 	case TOFUTEX_IOC_STATS:
 		return tofutex_ioc_stats(table, argp);
+	case TOFUTEX_IOC_REQUEUE:
+		return tofutex_ioc_requeue(table, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -91,6 +91,8 @@ static void tofutex_stats_fill(struct tofutex_stats *st,
 	st->wait_calls = tofutex_counters_sum(cnt, TOFUTEX_CNT_WAIT_CALLS);
 	st->wake_calls = tofutex_counters_sum(cnt, TOFUTEX_CNT_WAKE_CALLS);
 	st->swap_calls = tofutex_counters_sum(cnt, TOFUTEX_CNT_SWAP_CALLS);
+	st->requeue_calls = tofutex_counters_sum(cnt,
+						 TOFUTEX_CNT_REQUEUE_CALLS);
 	st->live_states = atomic_long_read(&cnt->live);
 }
 

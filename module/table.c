@@ -33,9 +33,12 @@
  *   (@users). tofutex_state_get() takes a use, tofutex_state_put() drops it
  *   and, for the last use, unhashes the state under the bucket lock, so a
  *   lookup can never find a state that is being freed, then frees it or
- *   keeps it as the table's spare. A table has no states left when its
- *   last file is released: every use is taken and dropped inside one
- *   ioctl, and an ioctl holds a file reference.
+ *   keeps it as the table's spare. TOFUTEX_IOC_REQUEUE takes a use of a
+ *   lock's state on behalf of each WAIT waiter it moves there
+ *   (tofutex_state_hold()); the waiter drops it before its WAIT returns.
+ *   A table has no states left when its last file is released: every
+ *   use is taken and dropped inside one ioctl, and an ioctl holds a file
+ *   reference.
  *
  * The spare state
  *   A table keeps the last state it freed, unhashed and unused, in @spare
@@ -243,6 +246,7 @@ static struct tofutex_state *tofutex_state_alloc(struct tofutex_table *table,
 	refcount_set(&state->users, 1);
 	spin_lock_init(&state->lock);
 	INIT_LIST_HEAD(&state->waiters);
+	INIT_LIST_HEAD(&state->requeued);
 	return state;
 }
 
@@ -312,6 +316,20 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 }
 
 /**
+ * tofutex_state_hold() - take one more use of a state already held
+ * @state: a state the caller holds a use of
+ *
+ * For a use taken on another task's behalf: TOFUTEX_IOC_REQUEUE gives each
+ * waiter it moves a use of the lock's state, which that waiter drops when
+ * its WAIT returns (requeue.c). The caller's own use keeps the count above
+ * zero, so no bucket lock is needed.
+ */
+void tofutex_state_hold(struct tofutex_state *state)
+{
+	refcount_inc(&state->users);
+}
+
+/**
  * tofutex_state_put() - drop a use of a state, retiring it with the last
  * @table: the table the state was found in
  * @state: the state from tofutex_state_get()
@@ -329,6 +347,7 @@ void tofutex_state_put(struct tofutex_table *table,
 	spin_unlock(&bucket->lock);
 
 	WARN_ON_ONCE(!list_empty(&state->waiters));
+	WARN_ON_ONCE(!list_empty(&state->requeued));
 	tofutex_state_recycle(table, state);
 	tofutex_live_add(table, -1);
 }

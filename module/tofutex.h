@@ -8,6 +8,8 @@
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
+ * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
+ * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  */
 #ifndef _TOFUTEX_H
@@ -46,6 +48,9 @@ enum tofutex_state_kind {
  *           tofutex_waiter of lock.c in a LOCK state, struct
  *           tofutex_word_waiter of waitwake.c in a WAIT state)
  * @handoff: the top lock waiter starves; the next unlock hands it the lock
+ * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
+ *           moved here (struct tofutex_word_waiter), in arrival order,
+ *           under @lock; see requeue.c
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -58,6 +63,7 @@ struct tofutex_state {
 	spinlock_t lock;
 	struct list_head waiters;
 	bool handoff;
+	struct list_head requeued;
 };
 
 struct tofutex_table *tofutex_table_get(struct mm_struct *mm);
@@ -69,6 +75,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 					bool create);
 void tofutex_state_put(struct tofutex_table *table,
 		       struct tofutex_state *state);
+void tofutex_state_hold(struct tofutex_state *state);
 
 /* stats.c */
 
@@ -84,6 +91,7 @@ enum tofutex_counter {
 	TOFUTEX_CNT_WAIT_CALLS,
 	TOFUTEX_CNT_WAKE_CALLS,
 	TOFUTEX_CNT_SWAP_CALLS,
+	TOFUTEX_CNT_REQUEUE_CALLS,
 	TOFUTEX_NR_COUNTERS
 };
 
@@ -117,7 +125,29 @@ int tofutex_word_read(u32 __user *uaddr, u32 *val);
 int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
 			 u32 newval);
 
+/* deadline.c */
+
+/**
+ * struct tofutex_deadline - when a LOCK, WAIT or SWAP gives up
+ * @expires: absolute time on @clock, KTIME_MAX for none
+ * @clock:   CLOCK_MONOTONIC, or CLOCK_REALTIME with the call's
+ *           CLOCK_REALTIME flag
+ */
+struct tofutex_deadline {
+	ktime_t expires;
+	clockid_t clock;
+};
+
+int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
+			  bool realtime, u64 deadline_ns);
+bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+void tofutex_schedule_until(const struct tofutex_deadline *dl);
+void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
+
 /* lock.c */
+
+extern unsigned long owner_check_ns;
+struct task_struct *tofutex_owner_get(u32 tid);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
@@ -125,6 +155,24 @@ long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
 
 /* waitwake.c */
+
+/**
+ * struct tofutex_word_waiter - a task sleeping in WAIT (or SWAP's wait)
+ * @node:  entry in @state->waiters, or in @state->requeued once moved
+ * @task:  the sleeping task
+ * @state: the state whose list holds @node: the wait word's until
+ *         TOFUTEX_IOC_REQUEUE moves the waiter onto a TO lock's state,
+ *         written only then, under both states' locks (requeue.c)
+ * @woken: a waker took the entry off its list and wakes @task
+ */
+struct tofutex_word_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	struct tofutex_state *state;
+	bool woken;
+};
+
+struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w);
 
 long tofutex_ioc_wait(struct tofutex_table *table,
 		      struct tofutex_wait __user *argp);
@@ -143,27 +191,38 @@ long tofutex_ioc_swap(struct tofutex_table *table,
  */
 void tofutex_wake_local_prepare(void);
 void tofutex_wake_local_exit(void);
-void tofutex_schedule_until(ktime_t expires);
 
 /**
  * tofutex_wake_local() - wake a task onto this CPU, and sleep
  * @wakee:   the task to wake, with a reference that this call consumes;
  *           NULL to only sleep
- * @expires: absolute CLOCK_MONOTONIC end of the sleep, KTIME_MAX for none
+ * @dl:      the end of the sleep
  *
  * The caller has queued itself where its own wake-up will find it, set a
  * sleeping task state, and holds no locks. The wakee runs on the caller's
  * CPU when the mechanism built in (compat.h) allows it and the wakee's
  * affinity includes that CPU; otherwise wherever the scheduler puts it.
  * Either way it is woken exactly once, also when the caller's sleep ends
- * at once (already woken, a signal pending, @expires past). Returns with
+ * at once (already woken, a signal pending, @dl past). Returns with
  * the caller running.
  */
-void tofutex_wake_local(struct task_struct *wakee, ktime_t expires);
+void tofutex_wake_local(struct task_struct *wakee,
+			const struct tofutex_deadline *dl);
+
+/* requeue.c */
+
+long tofutex_ioc_requeue(struct tofutex_table *table,
+			 struct tofutex_requeue __user *argp);
+void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
+			   const struct tofutex_deadline *dl);
+int tofutex_requeue_leave(struct tofutex_table *table,
+			  struct tofutex_word_waiter *w,
+			  struct tofutex_state *home, int ret);
+u32 tofutex_requeue_release(struct tofutex_table *table, u32 __user *uaddr);
+void tofutex_requeue_rearm(struct tofutex_state *state, u32 __user *uaddr);
 
 /* main.c */
 
 bool tofutex_reserved_zero(const u64 *reserved, size_t n);
-ktime_t tofutex_deadline(bool given, u64 deadline_ns);
 
 #endif /* _TOFUTEX_H */

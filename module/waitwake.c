@@ -28,14 +28,18 @@
  * its word, so a queued waiter keeps its state alive, and a WAKE that
  * finds no state knows that nobody waits.
  *
+ * TOFUTEX_IOC_REQUEUE may move a waiter from its word's list onto a TO
+ * lock's state (requeue.c): @state in the waiter says which list holds it,
+ * and tofutex_requeue_leave() takes it off whichever that is.
+ *
  * Tasks are woken with no lock held, as futex's wake_q does: a wakee
  * that runs at once must not find the lock still held by its waker (in an
  * emulated guest whose vCPU thread the host preempts, it would spin for a
  * host time slice). WAKE takes waiters off the queue in batches of
  * TOFUTEX_WAKE_BATCH, each under state->lock, and wakes each batch after
  * dropping it. SWAP takes its wakee off the queue first and wakes it only
- * after queueing itself, as FUTEX_SWAP did. No two state locks are ever
- * held at once.
+ * after queueing itself, as FUTEX_SWAP did. No two state locks are
+ * held at once here (REQUEUE nests two, requeue.c).
  *
  * Words are read only with page faults disabled under state->lock, and
  * faulted in with no lock held (uaccess.c).
@@ -63,24 +67,12 @@
 #define TOFUTEX_WAKE_BATCH	8
 
 /**
- * struct tofutex_word_waiter - a task sleeping on a wait word
- * @node:  entry in state->waiters
- * @task:  the sleeping task
- * @woken: a waker took the entry off the queue and wakes @task
- */
-struct tofutex_word_waiter {
-	struct list_head node;
-	struct task_struct *task;
-	bool woken;
-};
-
-/**
  * struct tofutex_wait_call - one WAIT, or the wait half of a SWAP
  * @table:    the caller's process table
  * @state:    the word's state, with a use held
  * @uaddr:    the wait word
  * @val:      sleep only while the word holds this
- * @deadline: absolute monotonic deadline, KTIME_MAX for none
+ * @deadline: when the call gives up
  * @wakee:    SWAP's wakee (a reference held), not yet woken; else NULL
  * @waiter:   the caller's queue entry
  */
@@ -89,14 +81,15 @@ struct tofutex_wait_call {
 	struct tofutex_state *state;
 	u32 __user *uaddr;
 	u32 val;
-	ktime_t deadline;
+	struct tofutex_deadline deadline;
 	struct task_struct *wakee;
 	struct tofutex_word_waiter waiter;
 };
 
 /**
  * tofutex_waiter_take() - take a waiter off its queue to wake it
- * @w: the first entry of state->waiters, under state->lock
+ * @w: the first entry of state->waiters (or state->requeued), under
+ *     state->lock
  *
  * From the store to @w->woken on, @w may vanish: its task may see the
  * flag and return.
@@ -104,7 +97,7 @@ struct tofutex_wait_call {
  * Return: the waiter's task, with a reference for the caller to drop
  * after waking it.
  */
-static struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w)
+struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w)
 {
 	struct task_struct *task = w->task;
 
@@ -148,8 +141,7 @@ static int tofutex_wait_interrupted(struct tofutex_wait_call *wc)
 {
 	if (signal_pending(current))
 		return -ERESTARTSYS;
-	if (wc->deadline != KTIME_MAX &&
-	    ktime_compare(ktime_get(), wc->deadline) >= 0)
+	if (tofutex_deadline_passed(&wc->deadline))
 		return -ETIMEDOUT;
 	return 0;
 }
@@ -209,32 +201,14 @@ static int tofutex_wait_sleep(struct tofutex_wait_call *wc)
 		ret = tofutex_wait_interrupted(wc);
 		if (ret)
 			break;
-		tofutex_wake_local(wc->wakee, wc->deadline);
+		/* A SWAP's wakee goes first, then a moved waiter polls. */
+		if (!wc->wakee && READ_ONCE(wc->waiter.state) != wc->state)
+			tofutex_requeue_sleep(&wc->waiter, &wc->deadline);
+		else
+			tofutex_wake_local(wc->wakee, &wc->deadline);
 		wc->wakee = NULL;
 	}
 	__set_current_state(TASK_RUNNING);
-	return ret;
-}
-
-/**
- * tofutex_wait_dequeue() - leave the queue after a signal or the deadline
- * @wc:  the wait call, queued unless a waker took it off
- * @ret: the sleep's result
- *
- * Return: @ret, or 0 when a waker took the caller off the queue meanwhile.
- */
-static int tofutex_wait_dequeue(struct tofutex_wait_call *wc, int ret)
-{
-	struct tofutex_state *state = wc->state;
-
-	if (!ret)
-		return 0;
-	spin_lock(&state->lock);
-	if (wc->waiter.woken)
-		ret = 0;
-	else
-		list_del(&wc->waiter.node);
-	spin_unlock(&state->lock);
 	return ret;
 }
 
@@ -252,10 +226,12 @@ static int tofutex_wait_word(struct tofutex_wait_call *wc)
 	int ret;
 
 	wc->waiter.task = current;
+	wc->waiter.state = wc->state;
 	ret = tofutex_wait_queue(wc);
 	if (!ret) {
 		ret = tofutex_wait_sleep(wc);
-		ret = tofutex_wait_dequeue(wc, ret);
+		ret = tofutex_requeue_leave(wc->table, &wc->waiter, wc->state,
+					    ret);
 	}
 	if (wc->wakee) {
 		wake_up_process(wc->wakee);
@@ -289,8 +265,12 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
-				       arg.deadline_ns);
+	ret = tofutex_deadline_init(&wc.deadline,
+				    arg.flags & TOFUTEX_WAIT_DEADLINE,
+				    arg.flags & TOFUTEX_WAIT_CLOCK_REALTIME,
+				    arg.deadline_ns);
+	if (ret)
+		return ret;
 
 	tofutex_count(table, TOFUTEX_CNT_WAIT_CALLS);
 	wc.state = tofutex_state_get(table, wc.uaddr, TOFUTEX_STATE_WAIT, true);
@@ -488,8 +468,12 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 	if (ret)
 		return ret;
 	wc.val = arg.val;
-	wc.deadline = tofutex_deadline(arg.flags & TOFUTEX_WAIT_DEADLINE,
-				       arg.deadline_ns);
+	ret = tofutex_deadline_init(&wc.deadline,
+				    arg.flags & TOFUTEX_WAIT_DEADLINE,
+				    arg.flags & TOFUTEX_WAIT_CLOCK_REALTIME,
+				    arg.deadline_ns);
+	if (ret)
+		return ret;
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
 	tofutex_wake_local_prepare();

@@ -105,7 +105,6 @@
  * comparison; wake_local_mechanism (read-only) names the one built in.
  */
 #include <linux/cpumask.h>
-#include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
@@ -121,22 +120,6 @@
 static bool wake_local = true;
 module_param(wake_local, bool, 0644);
 MODULE_PARM_DESC(wake_local, "Run SWAP's wakee on the caller's CPU when its affinity allows");
-
-/**
- * tofutex_schedule_until() - sleep until woken or @expires
- * @expires: absolute CLOCK_MONOTONIC time, KTIME_MAX for none
- *
- * The caller has set its task state; this returns with it running.
- */
-void tofutex_schedule_until(ktime_t expires)
-{
-	if (expires == KTIME_MAX)
-		schedule();
-	else
-		schedule_hrtimeout_range(&expires, current->timer_slack_ns,
-					 HRTIMER_MODE_ABS);
-	__set_current_state(TASK_RUNNING);
-}
 
 /* Wake @wakee now, wherever the scheduler likes, and drop its reference. */
 static void tofutex_wake_now(struct task_struct *wakee)
@@ -181,7 +164,8 @@ static void tofutex_wake_here(struct task_struct *wakee)
 	put_task_struct(wakee);
 }
 
-void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
+void tofutex_wake_local(struct task_struct *wakee,
+			const struct tofutex_deadline *dl)
 {
 	if (wakee) {
 		if (READ_ONCE(wake_local))
@@ -189,7 +173,7 @@ void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
 		else
 			tofutex_wake_now(wakee);
 	}
-	tofutex_schedule_until(expires);
+	tofutex_schedule_until(dl);
 }
 
 #elif defined(TOFUTEX_WAKE_LOCAL_DEFERRED)
@@ -344,21 +328,22 @@ static void tofutex_handoff_finish(struct tofutex_handoff *h)
 	put_task_struct(h->wakee);
 }
 
-void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
+void tofutex_wake_local(struct task_struct *wakee,
+			const struct tofutex_deadline *dl)
 {
 	struct tofutex_handoff h;
 
 	if (!wakee) {
-		tofutex_schedule_until(expires);
+		tofutex_schedule_until(dl);
 		return;
 	}
 	if (!tofutex_wake_local_usable() || !tofutex_handoff_worth_it(wakee)) {
 		tofutex_wake_now(wakee);
-		tofutex_schedule_until(expires);
+		tofutex_schedule_until(dl);
 		return;
 	}
 	tofutex_handoff_arm(&h, wakee);
-	tofutex_schedule_until(expires);
+	tofutex_schedule_until(dl);
 	tofutex_handoff_finish(&h);
 }
 
@@ -401,11 +386,12 @@ void tofutex_wake_local_exit(void)
 {
 }
 
-void tofutex_wake_local(struct task_struct *wakee, ktime_t expires)
+void tofutex_wake_local(struct task_struct *wakee,
+			const struct tofutex_deadline *dl)
 {
 	if (wakee)
 		tofutex_wake_now(wakee);
-	tofutex_schedule_until(expires);
+	tofutex_schedule_until(dl);
 }
 
 #endif

@@ -19,6 +19,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -287,6 +288,42 @@ static inline void install_sigusr1(bool restart)
 	atomic_store(&sig_count, 0);
 }
 
+/*
+ * Whether a thread sleeps inside a given ioctl is read from
+ * /proc/self/task/<tid>/syscall: the kernel fills it in only for a task
+ * that is not running, so "ioctl <cmd>" there means "asleep in that call".
+ */
+/* Is thread @tid of this process asleep inside ioctl(@cmd)? */
+static inline bool asleep_in_ioctl(uint32_t tid, unsigned long cmd)
+{
+	char path[64], buf[256];
+	unsigned long arg0, arg1;
+	long nr;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%ld 0x%lx 0x%lx", &nr, &arg0, &arg1) != 3)
+		return false;	/* "running" */
+	return nr == SYS_ioctl && arg1 == cmd;
+}
+
+static inline void wait_asleep_in(uint32_t tid, unsigned long cmd, const char *what)
+{
+	bool ok;
+
+	WAIT_UNTIL(ok, asleep_in_ioctl(tid, cmd), TEST_WAIT_NS);
+	ck_assert_msg(ok, "thread %u never went to sleep in %s", tid, what);
+}
+
 /* Any ioctl's argument: for the tests that call every ioctl alike. */
 union any_arg {
 	struct tofutex_version ver;
@@ -296,6 +333,7 @@ union any_arg {
 	struct tofutex_wake wake;
 	struct tofutex_swap swap;
 	struct tofutex_stats stats;
+	struct tofutex_requeue requeue;
 };
 
 /* Statistics through the library; fails the test if they cannot be read. */

@@ -110,18 +110,20 @@ enum fuzz_op {
 	OP_WAKE,
 	OP_SWAP,
 	OP_STATS,
+	OP_REQUEUE,
 	OP_BADNR,	/* unknown number, wrong size, direction or magic */
 	NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
-	"VERSION", "LOCK", "UNLOCK", "WAIT", "WAKE", "SWAP", "STATS", "bad-nr",
+	"VERSION", "LOCK", "UNLOCK", "WAIT", "WAKE", "SWAP", "STATS", "REQUEUE",
+	"bad-nr",
 };
 
 static const unsigned int real_cmds[OP_BADNR] = {
 	TOFUTEX_IOC_VERSION, TOFUTEX_IOC_LOCK, TOFUTEX_IOC_UNLOCK,
 	TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE, TOFUTEX_IOC_SWAP,
-	TOFUTEX_IOC_STATS,
+	TOFUTEX_IOC_STATS, TOFUTEX_IOC_REQUEUE,
 };
 
 /* Outcome histogram columns. */
@@ -350,6 +352,37 @@ static uint64_t gen_deadline(struct rng *r)
 	}
 }
 
+/*
+ * The clock flag (the same bit for LOCK, WAIT and SWAP) and a deadline on
+ * that clock: mostly monotonic, sometimes realtime, never far ahead.
+ */
+static uint32_t gen_clock(struct rng *r, __u64 *deadline_ns)
+{
+	struct timespec ts;
+
+	*deadline_ns = gen_deadline(r);
+	if (!one_in(r, 4))
+		return 0;
+	if (*deadline_ns > 1) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		*deadline_ns += (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+				(uint64_t)ts.tv_nsec - now_ns();
+	}
+	return TOFUTEX_LOCK_CLOCK_REALTIME;
+}
+
+/* A count of REQUEUE: none, one, a few, or all. */
+static uint32_t gen_count(struct rng *r)
+{
+	switch (below(r, 5)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return 2;
+	case 3: return INT32_MAX;
+	default: return UINT32_MAX;
+	}
+}
+
 /* A flag word: usually the valid ones, sometimes one undefined bit. */
 static uint32_t gen_bad_bit(struct rng *r)
 {
@@ -379,6 +412,8 @@ static bool op_offered(enum fuzz_op op)
 		return feature(TOFUTEX_FEAT_WAITWAKE);
 	case OP_SWAP:
 		return feature(TOFUTEX_FEAT_SWAP);
+	case OP_REQUEUE:
+		return feature(TOFUTEX_FEAT_REQUEUE);
 	default:
 		return true;
 	}
@@ -401,6 +436,9 @@ static bool allowed(enum fuzz_op op, int e)
 	case OP_SWAP:
 		return e == 0 || e == EAGAIN || e == ETIMEDOUT || e == EINTR ||
 		       e == EINVAL || e == EFAULT || e == ENOMEM;
+	case OP_REQUEUE:
+		return e == 0 || e == EAGAIN || e == EINVAL || e == EFAULT ||
+		       e == ENOMEM;
 	default:
 		return e == ENOTTY;
 	}
@@ -416,6 +454,7 @@ struct call {
 	enum argclass arg;
 	int exact;
 	uint32_t wake_count;
+	uint32_t requeue_count;
 	const char *what;
 };
 
@@ -669,8 +708,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 	case OP_LOCK:
 		size = sizeof(a.lock);
 		a.lock.uaddr = gen_addr(r, &cls);
-		a.lock.deadline_ns = gen_deadline(r);
-		a.lock.flags = TOFUTEX_LOCK_DEADLINE | gen_bad_bit(r);
+		a.lock.flags = TOFUTEX_LOCK_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.lock.deadline_ns);
 		a.lock.status = (uint32_t)rnd(r);
 		a.lock.reserved = gen_reserved(r);
 		invalid = (a.lock.flags & ~TOFUTEX_LOCK_FLAGS) ||
@@ -693,8 +732,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 	case OP_WAIT:
 		size = sizeof(a.wait);
 		a.wait.uaddr = gen_addr(r, &cls);
-		a.wait.deadline_ns = gen_deadline(r);
-		a.wait.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r);
+		a.wait.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.wait.deadline_ns);
 		a.wait.reserved = gen_reserved(r);
 		if (cls == A_VALID && one_in(r, 2))
 			a.wait.val = word_load((uint32_t *)(uintptr_t)
@@ -725,8 +764,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		size = sizeof(a.swap);
 		a.swap.wait_uaddr = gen_addr(r, &cls);
 		a.swap.wake_uaddr = gen_addr(r, &cls2);
-		a.swap.deadline_ns = gen_deadline(r);
-		a.swap.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r);
+		a.swap.flags = TOFUTEX_WAIT_DEADLINE | gen_bad_bit(r) |
+			       gen_clock(r, &a.swap.deadline_ns);
 		a.swap.woken = (uint32_t)rnd(r);
 		a.swap.pad = one_in(r, 16) ? (uint32_t)rnd(r) | 1 : 0;
 		a.swap.reserved = gen_reserved(r);
@@ -752,6 +791,28 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		invalid = a.stats.flags > TOFUTEX_STATS_GLOBAL || a.stats.pad;
 		c.exact = invalid ? EINVAL : 0;
 		c.what = invalid ? "invalid" : "valid";
+		break;
+	case OP_REQUEUE:
+		size = sizeof(a.requeue);
+		a.requeue.uaddr = gen_addr(r, &cls);
+		a.requeue.lock_uaddr = one_in(r, 16) ? a.requeue.uaddr :
+						       gen_addr(r, &cls2);
+		if (cls == A_VALID && one_in(r, 2))
+			a.requeue.val = word_load((uint32_t *)(uintptr_t)
+						  a.requeue.uaddr);
+		else
+			a.requeue.val = gen_word(r, tid);
+		a.requeue.wake_count = gen_count(r);
+		a.requeue.requeue_count = gen_count(r);
+		a.requeue.flags = gen_bad_bit(r) | (one_in(r, 40) ? 1 : 0);
+		a.requeue.woken = (uint32_t)rnd(r);	/* out: ignored */
+		a.requeue.requeued = (uint32_t)rnd(r);
+		a.requeue.reserved = gen_reserved(r);
+		invalid = a.requeue.flags || a.requeue.reserved;
+		c.wake_count = a.requeue.wake_count;
+		c.requeue_count = a.requeue.requeue_count;
+		c.exact = invalid ? EINVAL : -1;
+		c.what = invalid ? "invalid flags or reserved" : "requeue";
 		break;
 	default:
 		size = sizeof(a);
@@ -839,9 +900,14 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		       a.unlock.woken);
 	} else if (c.op == OP_SWAP) {
 		TCHECK(a.swap.woken <= 1, "SWAP: woken %u", a.swap.woken);
+	} else if (c.op == OP_REQUEUE) {
+		TCHECK((uint64_t)a.requeue.woken + a.requeue.requeued <=
+		       (uint64_t)c.wake_count + c.requeue_count,
+		       "REQUEUE of %u + %u: woke %u, moved %u", c.wake_count,
+		       c.requeue_count, a.requeue.woken, a.requeue.requeued);
 	} else if (c.op == OP_STATS) {
 		TCHECK(!a.stats.reserved[0] && !a.stats.reserved[1] &&
-		       !a.stats.reserved[2] && !a.stats.reserved[3],
+		       !a.stats.reserved[2],
 		       "STATS: reserved fields not zero");
 	}
 }

@@ -208,6 +208,53 @@ START_TEST(test_broadcast_all_accounted)
 }
 END_TEST
 
+/*
+ * On a module that offers TOFUTEX_FEAT_REQUEUE, a broadcast to blocked
+ * waiters moves them with TOFUTEX_IOC_REQUEUE (wait morphing) rather than
+ * waking them all; the other backends have nothing to count.
+ */
+START_TEST(test_broadcast_requeues_on_module)
+{
+	struct barrier b = {
+		.m = TOFUTEX_MUTEX_INITIALIZER,
+		.c = TOFUTEX_COND_INITIALIZER,
+	};
+	struct bcast_waiter w = { .b = &b, .rounds = 1 };
+	struct tofutex_stats before, after;
+	unsigned int i, arrived = 0;
+	uint64_t feat = 0;
+	pthread_t t[8];
+	bool ok;
+
+	if (tofutex_backend() != TOFUTEX_BACKEND_MODULE ||
+	    tofutex_version(NULL, &feat) || !(feat & TOFUTEX_FEAT_REQUEUE)) {
+		printf("skipped: no module with TOFUTEX_FEAT_REQUEUE\n");
+		return;
+	}
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, bcast_waiter_main,
+						&w), 0);
+	WAIT_UNTIL(ok, (tofutex_mutex_lock(&b.m), arrived = b.arrived,
+			tofutex_mutex_unlock(&b.m), arrived == 8),
+		   TEST_WAIT_NS);
+	ck_assert_msg(ok, "%u of 8 waiters arrived", arrived);
+	/* Arrived under the mutex; give the last one time to sleep. */
+	sleep_ns(20 * NSEC_PER_MSEC);
+	before = stats_get(TOFUTEX_STATS_PROCESS);
+	ck_assert_int_eq(tofutex_mutex_lock(&b.m), 0);
+	b.generation++;
+	ck_assert_int_eq(tofutex_cond_broadcast(&b.c), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&b.m), 0);
+	for (i = 0; i < 8; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	tfail_assert();
+	after = stats_get(TOFUTEX_STATS_PROCESS);
+	ck_assert_uint_eq(b.returned, 8);
+	ck_assert_uint_eq(after.requeue_calls, before.requeue_calls + 1);
+	ck_assert_uint_eq(after.wake_calls, before.wake_calls);
+}
+END_TEST
+
 /* ---- timed waits ---- */
 
 START_TEST(test_timed_waits)
@@ -519,6 +566,7 @@ static Suite *lib_cond_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_broadcast_all_accounted, 0,
 			    sizeof(bcast_counts) / sizeof(bcast_counts[0]));
+	tcase_add_test(tc, test_broadcast_requeues_on_module);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("timed");

@@ -265,14 +265,25 @@ static void *lock_and_exit_main(void *arg)
 	pthread_exit(NULL);
 }
 
+/*
+ * A thread locks @m and exits. pthread_join() returns as the thread
+ * starts its exit; the kernel forgets the TID a moment later, and only
+ * then does the thread count as dead (tofutex(3), NOTES): wait for that.
+ */
 static void die_holding(tofutex_mutex_t *m)
 {
+	char path[64];
 	pthread_t t;
+	bool ok;
 
 	ck_assert_int_eq(pthread_create(&t, NULL, lock_and_exit_main, m), 0);
 	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
 	tfail_assert();
 	ck_assert_uint_ne(mword(m) & TID_MASK, 0);
+	snprintf(path, sizeof(path), "/proc/self/task/%u",
+		 mword(m) & TID_MASK);
+	WAIT_UNTIL(ok, access(path, F_OK) != 0, TEST_WAIT_NS);
+	ck_assert_msg(ok, "%s still there", path);
 }
 
 /* How: 0 trylock, 1 lock, 2 timedlock, 3 clocklock (monotonic). */

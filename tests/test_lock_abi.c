@@ -181,6 +181,7 @@ enum bad_word {
 	BAD_RO_SELF_WAITERS,	/* read-only, own TID | WAITERS (UNLOCK) */
 	BAD_FLAGS_BIT0,
 	BAD_FLAGS_BIT1,
+	BAD_FLAGS_BIT2,
 	BAD_FLAGS_BIT31,
 	BAD_RESERVED,
 	BAD_NR
@@ -205,7 +206,8 @@ static const struct {
 	{ OP_LOCK,   BAD_RO_FREE,	  "read-only, free",		EFAULT },
 	{ OP_LOCK,   BAD_RO_LIVE_OWNER,	  "read-only, live owner",	EFAULT },
 	{ OP_LOCK,   BAD_RO_DEAD_OWNER,	  "read-only, dead owner",	EFAULT },
-	{ OP_LOCK,   BAD_FLAGS_BIT1,	  "flags bit 1",		EINVAL },
+	{ OP_LOCK,   BAD_FLAGS_BIT1,	  "CLOCK_REALTIME, no DEADLINE",	EINVAL },
+	{ OP_LOCK,   BAD_FLAGS_BIT2,	  "flags bit 2",		EINVAL },
 	{ OP_LOCK,   BAD_FLAGS_BIT31,	  "flags bit 31",		EINVAL },
 	{ OP_LOCK,   BAD_RESERVED,	  "reserved != 0",		EINVAL },
 	{ OP_UNLOCK, BAD_NULL,		  "NULL",			EFAULT },
@@ -227,6 +229,7 @@ static const struct {
 struct bad_input {
 	uint64_t uaddr;
 	uint32_t flags_extra;
+	bool no_deadline;	/* LOCK without TOFUTEX_LOCK_DEADLINE */
 	uint64_t reserved;
 	uint32_t *check;	/* readable word that must stay unchanged */
 	uint32_t value;		/* its value */
@@ -286,7 +289,11 @@ static void bad_setup(struct bad_input *b, enum bad_word which)
 		b->flags_extra = 1U << 0;
 		break;
 	case BAD_FLAGS_BIT1:
-		b->flags_extra = 1U << 1;
+		b->flags_extra = TOFUTEX_LOCK_CLOCK_REALTIME;
+		b->no_deadline = true;
+		break;
+	case BAD_FLAGS_BIT2:
+		b->flags_extra = 1U << 2;
 		break;
 	case BAD_FLAGS_BIT31:
 		b->flags_extra = 1U << 31;
@@ -329,7 +336,8 @@ START_TEST(test_bad_input)
 	bad_setup(&b, bad_cases[_i].word);
 	if (bad_cases[_i].op == OP_LOCK)
 		r = raw_lock_full(fd, b.uaddr,
-				  TOFUTEX_LOCK_DEADLINE | b.flags_extra,
+				  (b.no_deadline ? 0 : TOFUTEX_LOCK_DEADLINE) |
+				  b.flags_extra,
 				  now_ns() + TEST_WAIT_NS, b.reserved, NULL);
 	else
 		r = raw_unlock_full(fd, b.uaddr, b.flags_extra, b.reserved,

@@ -487,7 +487,7 @@ static const char *all_ioctls_ebadfd(int fd, uint32_t *word, uint32_t *other)
 	static const unsigned int cmds[] = {
 		TOFUTEX_IOC_VERSION, TOFUTEX_IOC_LOCK, TOFUTEX_IOC_UNLOCK,
 		TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE, TOFUTEX_IOC_SWAP,
-		TOFUTEX_IOC_STATS, TOFUTEX_IOC_STATS,
+		TOFUTEX_IOC_STATS, TOFUTEX_IOC_STATS, TOFUTEX_IOC_REQUEUE,
 	};
 	unsigned int i;
 	long r;
@@ -522,6 +522,15 @@ static const char *all_ioctls_ebadfd(int fd, uint32_t *word, uint32_t *other)
 			a.swap.flags = TOFUTEX_WAIT_DEADLINE;
 			a.swap.deadline_ns = now_ns() + TEST_WAIT_NS;
 			a.swap.woken = 0x5a5a5a5a;
+			break;
+		case TOFUTEX_IOC_REQUEUE:
+			a.requeue.uaddr = (uintptr_t)other;
+			a.requeue.lock_uaddr = (uintptr_t)word;
+			a.requeue.val = word_load(other);
+			a.requeue.wake_count = 1;
+			a.requeue.requeue_count = INT32_MAX;
+			a.requeue.woken = 0x5a5a5a5a;
+			a.requeue.requeued = 0x5a5a5a5a;
 			break;
 		case TOFUTEX_IOC_STATS:
 			a.stats.flags = i == 6 ? TOFUTEX_STATS_PROCESS :

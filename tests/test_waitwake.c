@@ -131,37 +131,6 @@ static void assert_no_live_states(void)
 
 /* ---- where threads are ---- */
 
-/* Is thread @tid of this process asleep inside ioctl(@cmd)? */
-static bool asleep_in_ioctl(uint32_t tid, unsigned long cmd)
-{
-	char path[64], buf[256];
-	unsigned long arg0, arg1;
-	long nr;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if (sscanf(buf, "%ld 0x%lx 0x%lx", &nr, &arg0, &arg1) != 3)
-		return false;	/* "running" */
-	return nr == SYS_ioctl && arg1 == cmd;
-}
-
-static void wait_asleep_in(uint32_t tid, unsigned long cmd, const char *what)
-{
-	bool ok;
-
-	WAIT_UNTIL(ok, asleep_in_ioctl(tid, cmd), TEST_WAIT_NS);
-	ck_assert_msg(ok, "thread %u never went to sleep in %s", tid, what);
-}
-
 static int online_cpus(void)
 {
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1148,7 +1117,7 @@ START_TEST(test_bad_fields)
 {
 	uint32_t w = 0, other = 1, woken;
 	struct tofutex_swap a;
-	static const uint32_t bad_flags[] = { 1U << 1, 1U << 2, 1U << 31 };
+	static const uint32_t bad_flags[] = { 1U << 2, 1U << 3, 1U << 31 };
 	unsigned int i;
 	int n;
 
@@ -1160,6 +1129,12 @@ START_TEST(test_bad_fields)
 		a.flags |= bad_flags[i];
 		ck_assert_int_eq(raw_swap(&a, &woken), EINVAL);
 	}
+	/* A clock without a deadline. */
+	ck_assert_int_eq(raw_wait((uintptr_t)&w, 0,
+				  TOFUTEX_WAIT_CLOCK_REALTIME, 0, 0), EINVAL);
+	a = swap_arg(&w, 0, &other);
+	a.flags = TOFUTEX_WAIT_CLOCK_REALTIME;
+	ck_assert_int_eq(raw_swap(&a, &woken), EINVAL);
 	ck_assert_int_eq(raw_wait((uintptr_t)&w, 0, TOFUTEX_WAIT_DEADLINE, 0,
 				  1), EINVAL);
 	ck_assert_int_eq(raw_wake((uintptr_t)&w, 1, 1U << 0, 0, &n), EINVAL);

@@ -80,10 +80,11 @@ struct tofutex_version {
 /*
  * With TOFUTEX_LOCK_DEADLINE: @deadline_ns is an absolute CLOCK_REALTIME
  * time, and the wait follows clock_settime() as FUTEX_CLOCK_REALTIME does.
- * Needs TOFUTEX_FEAT_CLOCK_REALTIME.
+ * Without TOFUTEX_LOCK_DEADLINE the call fails with EINVAL. Needs
+ * TOFUTEX_FEAT_CLOCK_REALTIME.
  */
 #define TOFUTEX_LOCK_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE)
+#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
 
 /*
  * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the
@@ -101,7 +102,8 @@ struct tofutex_version {
 /**
  * struct tofutex_lock - TOFUTEX_IOC_LOCK argument
  * @uaddr:       in: address of the lock word, 4-byte aligned
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_LOCK_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_LOCK_DEADLINE
  * @flags:       in: TOFUTEX_LOCK_* bits
  * @status:      out: TOFUTEX_STATUS_* on success
@@ -143,14 +145,18 @@ struct tofutex_unlock {
 
 /* TOFUTEX_IOC_WAIT and TOFUTEX_IOC_SWAP flags. */
 #define TOFUTEX_WAIT_DEADLINE	(1U << 0)	/* @deadline_ns is valid */
-/* As TOFUTEX_LOCK_CLOCK_REALTIME; needs TOFUTEX_FEAT_CLOCK_REALTIME. */
+/*
+ * As TOFUTEX_LOCK_CLOCK_REALTIME (EINVAL without TOFUTEX_WAIT_DEADLINE);
+ * needs TOFUTEX_FEAT_CLOCK_REALTIME.
+ */
 #define TOFUTEX_WAIT_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE)
+#define TOFUTEX_WAIT_FLAGS	(TOFUTEX_WAIT_DEADLINE | TOFUTEX_WAIT_CLOCK_REALTIME)
 
 /**
  * struct tofutex_wait - TOFUTEX_IOC_WAIT argument
  * @uaddr:       in: address of the word, 4-byte aligned
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_WAIT_DEADLINE
  * @val:         in: sleep only while the word equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
@@ -184,7 +190,8 @@ struct tofutex_wake {
  * struct tofutex_swap - TOFUTEX_IOC_SWAP argument
  * @wait_uaddr:  in: word to wait on
  * @wake_uaddr:  in: word whose first waiter is woken
- * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline, with
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
+ *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
  *               TOFUTEX_WAIT_DEADLINE
  * @val:         in: sleep only while *@wait_uaddr equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
@@ -260,6 +267,7 @@ struct tofutex_requeue {
  * @wake_calls:   TOFUTEX_IOC_WAKE calls
  * @swap_calls:   TOFUTEX_IOC_SWAP calls
  * @live_states:  kernel lock/wait states alive now
+ * @requeue_calls: TOFUTEX_IOC_REQUEUE calls
  * @reserved:     out: zero
  */
 struct tofutex_stats {
@@ -277,7 +285,8 @@ struct tofutex_stats {
 	__aligned_u64 wake_calls;
 	__aligned_u64 swap_calls;
 	__aligned_u64 live_states;
-	__aligned_u64 reserved[4];
+	__aligned_u64 requeue_calls;
+	__aligned_u64 reserved[3];
 };
 
 /* 0xF7 is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */

@@ -400,14 +400,13 @@ native_one() {
 # on this machine's real CPUs, futex backend.
 native() {
 	local label results=$top/build/native/results.txt
-	local src bin parsed
+	local bin parsed
 
 	label="native $(uname -r)"
 	mkdir -p "$top/build/native"
 	: >"$results"
-	for src in "$top"/tests/test_lib_*.c; do
-		bin=$top/build/tests/$(basename "$src" .c)
-		[ -x "$bin" ] || continue
+	for bin in $(test_bins); do
+		case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
 		native_one "${bin##*/}@futex" "$bin"
 	done
 	for bin in $(preload_test_bins); do
