@@ -114,7 +114,8 @@ pack_preload() {
 	cp -L "$top/build/lib/libtofutex-pthread.so.0" "$root/usr/local/lib/"
 	pack_libs "$root" "$top/build/bin/tofutex-run" \
 		"$top/build/lib/libtofutex-pthread.so.0"
-	gcc_s=$(/sbin/ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ { print $NF; exit }')
+	# awk reads everything: an early exit would kill ldconfig with SIGPIPE.
+	gcc_s=$(/sbin/ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ && !p { p = $NF } END { print p }')
 	[ -n "$gcc_s" ] || die "libgcc_s.so.1 not found (ldconfig -p)"
 	mkdir -p "$root$(dirname "$gcc_s")"
 	cp -L "$gcc_s" "$root$gcc_s"
