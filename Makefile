@@ -98,6 +98,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib test-bins bench-bins deps deps-build \
 	check check-kernel check-debug bench check-host bench-host check-native \
+	bench-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
 
@@ -242,6 +243,14 @@ check-native: deps-build
 bench-host: deps-build
 	+@$(RUN) bench-host
 
+# bench_cond on this machine without the module: both tofutex columns run
+# on the futex backend, against glibc, on real CPUs. Raw output and tables
+# in build/bench/native/.
+bench-native: deps-build build/bench/bin/bench_cond
+	@mkdir -p build/bench/native
+	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
+	bench/report-cond.sh build/bench/native/bench_cond.txt
+
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
 	@tests/deps.sh all
@@ -315,6 +324,7 @@ help:
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
+	@echo 'make bench-native    bench_cond on this host, futex backend (no module)'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
 	@echo '                     (private DKMS trees; the system is untouched)'

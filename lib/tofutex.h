@@ -17,6 +17,7 @@
 #define TOFUTEX_H
 
 #include <stdint.h>
+#include <sys/types.h>	/* clockid_t, also under strict ISO C */
 #include <time.h>
 
 #include <tofutex/uapi.h>

@@ -103,9 +103,21 @@ MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands 
  * late under load, at a cost of 40 wake-ups a second for a sleeping top
  * waiter only.
  */
-unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
+static unsigned long owner_check_ns = 25 * NSEC_PER_MSEC;
 module_param(owner_check_ns, ulong, 0644);
 MODULE_PARM_DESC(owner_check_ns, "Interval of a sleeping top waiter's owner liveness check, in ns");
+
+/**
+ * tofutex_owner_check_ns() - the owner liveness check interval now
+ *
+ * For the other sleepers that watch an owner (requeue.c).
+ *
+ * Return: owner_check_ns, in ns.
+ */
+u64 tofutex_owner_check_ns(void)
+{
+	return READ_ONCE(owner_check_ns);
+}
 
 /**
  * struct tofutex_waiter - a task inside TOFUTEX_IOC_LOCK

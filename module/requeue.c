@@ -274,8 +274,8 @@ int tofutex_requeue_leave(struct tofutex_table *table,
  * Does the lock word name an owner that is gone? Then a moved waiter must
  * go and take the lock over. A free word is not a reason: the waiter a
  * release woke is on its way to it, and the next release wakes another.
- * A word that cannot be read any more sends the waiter to LOCK, which
- * reports the fault.
+ * A word that cannot be read any more, or that names no owner of this
+ * process, sends the waiter to LOCK, which reports the error.
  */
 static bool tofutex_requeue_owner_gone(u32 __user *uaddr)
 {
@@ -287,7 +287,7 @@ static bool tofutex_requeue_owner_gone(u32 __user *uaddr)
 	if (!(word & TOFUTEX_TID_MASK))
 		return false;
 	owner = tofutex_owner_get(word & TOFUTEX_TID_MASK);
-	if (!owner)
+	if (IS_ERR_OR_NULL(owner))
 		return true;
 	put_task_struct(owner);
 	return false;
@@ -318,7 +318,7 @@ void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 		tofutex_schedule_until(dl);
 		return;
 	}
-	tofutex_schedule_poll(dl, owner_check_ns);
+	tofutex_schedule_poll(dl, tofutex_owner_check_ns());
 	/* Pairs with tofutex_waiter_take(): a waker is done with @w. */
 	if (smp_load_acquire(&w->woken) ||
 	    !tofutex_requeue_owner_gone(state->uaddr))

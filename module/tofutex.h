@@ -146,7 +146,7 @@ void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 
 /* lock.c */
 
-extern unsigned long owner_check_ns;
+u64 tofutex_owner_check_ns(void);
 struct task_struct *tofutex_owner_get(u32 tid);
 
 long tofutex_ioc_lock(struct tofutex_table *table,

@@ -346,7 +346,7 @@ END_TEST
 START_TEST(test_broadcast_rounds)
 {
 	static struct cv_waiter w[16];
-	unsigned long rounds = scaled(200, 20), r;
+	unsigned long rounds = scaled(50, 10), r;
 	unsigned int n = 16;
 	static struct cv cv;
 	uint32_t woken, moved, seq;

@@ -231,9 +231,18 @@ struct tofutex_swap {
  * moved waiter, whose WAIT then returns 0, and which then takes the lock
  * as any locker does (it is never handed the lock). While waiters are
  * moved, the lock word has TOFUTEX_WAITERS set, so that its owner's unlock
- * enters the kernel. A lock word that is free when REQUEUE runs gets its
- * waiters woken, not moved. A moved waiter's deadline and signals still
- * end its WAIT (ETIMEDOUT, EINTR). Needs TOFUTEX_FEAT_REQUEUE.
+ * enters the kernel; the kernel sets it again after a release, also on a
+ * word with no owner, which then reads TOFUTEX_WAITERS alone and must be
+ * taken keeping the bit (TOFUTEX_IOC_LOCK does). A lock word with no
+ * owner when REQUEUE runs gets its waiters woken, not moved. A moved
+ * waiter's deadline and signals still end its WAIT (ETIMEDOUT, EINTR); if
+ * the lock's owner dies, a moved waiter's WAIT returns 0 so that it takes
+ * the lock over. Needs TOFUTEX_FEAT_REQUEUE.
+ *
+ * Returns 0, or -1 with errno EAGAIN, EINVAL (also: both words the same,
+ * or a word in use as the other kind), EFAULT, ENOMEM or EBADFD. @woken
+ * and @requeued are written back also on failure once the arguments were
+ * found valid: a fault on a word may come after some waiters were woken.
  */
 struct tofutex_requeue {
 	__aligned_u64 uaddr;
