@@ -60,12 +60,26 @@ LIB_MAP := $(wildcard lib/libtofutex.map)
 comma := ,
 LIB_MAP_FLAG := $(if $(LIB_MAP),-Wl$(comma)--version-script=$(LIB_MAP))
 
+# libtofutex-pthread.so, the LD_PRELOAD library (lib/pthread/), is linked
+# from its own objects and libtofutex's PIC objects; tofutex-run starts
+# programs with it.
+PRELOAD_SRCS := $(filter-out lib/pthread/tofutex-run.c,$(wildcard lib/pthread/*.c))
+PRELOAD_OBJS := $(PRELOAD_SRCS:lib/pthread/%.c=build/lib/pthread-pic/%.o)
+PRELOAD_MAP := lib/pthread/libtofutex-pthread.map
+PRELOAD_SO := build/lib/libtofutex-pthread.so.$(VERSION)
+RUN_BIN := build/bin/tofutex-run
+
 # tests/test_*.c are Check programs; any other tests/*.c is a helper linked
 # into every one of them. Every bench/*.c is a benchmark program.
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_HELPER_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TEST_HELPER_OBJS := $(TEST_HELPER_SRCS:tests/%.c=build/tests/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=build/tests/%)
+# tests/preload/test_*.c: Check programs that call the pthread functions
+# under tofutex-run; dynamically linked (LD_PRELOAD needs a dynamic
+# linker), with Check and libtofutex (for its statistics) linked in.
+PRELOAD_TEST_SRCS := $(wildcard tests/preload/test_*.c)
+PRELOAD_TEST_BINS := $(PRELOAD_TEST_SRCS:tests/preload/%.c=build/tests/preload/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
 
@@ -77,6 +91,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BINDIR ?= $(PREFIX)/bin
 DESTDIR ?=
 
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
@@ -101,13 +116,13 @@ module: deps-build
 	@tests/qemu/build-module.sh '$(KDIR)' '$(MODULE_W)' | sed 's|^$(TOP)/|module: |'
 
 userspace: lib test-bins bench-bins
-lib: $(LIB_A) $(LIB_SO)
-test-bins: $(TEST_BINS)
+lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
+test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) build/tests/programs/tofutex-stats
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
-# the dependency step must still run first. The library needs only a C
-# compiler and make, on any distribution: no dependency step.
-$(TEST_HELPER_OBJS) $(TEST_BINS) $(BENCH_BINS): | deps-build
+# the dependency step must still run first. The libraries and tofutex-run
+# need only a C compiler and make, on any distribution: no dependency step.
+$(TEST_HELPER_OBJS) $(TEST_BINS) $(PRELOAD_TEST_BINS) $(BENCH_BINS): | deps-build
 
 # <tofutex/uapi.h> is uapi/tofutex.h, as it is installed.
 $(UAPI_LINK):
@@ -134,6 +149,22 @@ $(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
 	ln -sfn $(@F) build/lib/libtofutex.so.$(SOVERSION)
 	ln -sfn libtofutex.so.$(SOVERSION) build/lib/libtofutex.so
 
+build/lib/pthread-pic/%.o: lib/pthread/%.c | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
+	$(CC) -shared -pthread -Wl,-soname,libtofutex-pthread.so.$(SOVERSION) \
+		-Wl,-z,defs -Wl,--version-script=$(PRELOAD_MAP) $(LDFLAGS) \
+		-o $@ $(PRELOAD_OBJS) $(LIB_PICOBJS)
+	ln -sfn $(@F) build/lib/libtofutex-pthread.so.$(SOVERSION)
+
+# Dynamic, as the programs it starts: it finds the library in ../lib.
+$(RUN_BIN): lib/pthread/tofutex-run.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -DTOFUTEX_RUN_LIBDIR='"$(LIBDIR)"' \
+		$(LDFLAGS) -o $@ $<
+
 build/tests/obj/%.o: tests/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -144,12 +175,23 @@ build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
 		$(TEST_HELPER_OBJS) $(LIB_A) $(CHECK_LIBS)
 
+build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
+		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
+
+# The real programs' guest helper (tests/programs/run.sh).
+build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-build
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
+
 build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
 		$(LIB_A) $(SYS_LIBS)
 
--include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/tests/*.d \
+-include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
+	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
 	build/tests/obj/*.d build/bench/bin/*.d)
 
 # --- running ---------------------------------------------------------------
@@ -261,6 +303,10 @@ ifneq ($(LIB_SO),)
 	ln -sfn libtofutex.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libtofutex.so.$(SOVERSION)'
 	ln -sfn libtofutex.so.$(SOVERSION) '$(DESTDIR)$(LIBDIR)/libtofutex.so'
 endif
+	install -m 755 $(PRELOAD_SO) '$(DESTDIR)$(LIBDIR)/'
+	ln -sfn libtofutex-pthread.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libtofutex-pthread.so.$(SOVERSION)'
+	install -d '$(DESTDIR)$(BINDIR)'
+	install -m 755 $(RUN_BIN) '$(DESTDIR)$(BINDIR)/'
 	install -m 644 lib/tofutex.h '$(DESTDIR)$(INCLUDEDIR)/tofutex.h'
 	install -m 644 uapi/tofutex.h '$(DESTDIR)$(INCLUDEDIR)/tofutex/uapi.h'
 ifneq ($(wildcard lib/tofutex.pc.in),)
@@ -284,6 +330,7 @@ endif
 
 uninstall:
 	rm -f '$(DESTDIR)$(LIBDIR)'/libtofutex.a '$(DESTDIR)$(LIBDIR)'/libtofutex.so*
+	rm -f '$(DESTDIR)$(LIBDIR)'/libtofutex-pthread.so* '$(DESTDIR)$(BINDIR)/tofutex-run'
 	rm -f '$(DESTDIR)$(INCLUDEDIR)/tofutex.h' '$(DESTDIR)$(INCLUDEDIR)/tofutex/uapi.h'
 	-rmdir '$(DESTDIR)$(INCLUDEDIR)/tofutex'
 	rm -f '$(DESTDIR)$(PKGCONFIGDIR)/tofutex.pc'

@@ -36,9 +36,17 @@
  *
  * Signals: a signal handler that interrupts a wait runs, and the thread
  * goes on waiting unless the condition was signalled meanwhile; the wait
- * never fails with EINTR.
+ * never fails with EINTR. Cancellation: like pthread_cond_wait(), a wait
+ * is a cancellation point; a thread cancelled in it leaves it with the
+ * mutex held, then runs its cleanup handlers.
+ *
+ * tofutex__cond_wait() also waits with a mutex that is not a tofutex
+ * mutex (the pthread preload's pass-through mutexes, lib/pthread/): it
+ * releases and takes that mutex through the caller's functions, and a
+ * broadcast wakes all its waiters, having no lock word to move them to.
  */
 #include <limits.h>
+#include <pthread.h>
 
 #include "internal.h"
 
@@ -64,47 +72,126 @@ int tofutex_cond_destroy(tofutex_cond_t *c)
 	return 0;
 }
 
-static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
-				    clockid_t clockid,
-				    const struct timespec *abstime)
+/*
+ * A thread inside a condition wait (also for the cancellation handler):
+ * @bcasts is @c's broadcast count when the wait began.
+ */
+struct tofutex_cond_waiter {
+	tofutex_cond_t *c;
+	const struct tofutex__cond_mutex *cm;
+	uint32_t bcasts;
+};
+
+/* Take the mutex again after a wait. */
+static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
 {
+	bool moved;
+
+	if (!w->cm->tfx)
+		return w->cm->lock(w->cm->other);
+	moved = __atomic_load_n(&w->c->broadcasts, __ATOMIC_ACQUIRE) !=
+		w->bcasts;
+	return tofutex__mutex_relock(w->cm->tfx, moved);
+}
+
+/*
+ * Cleanup handler of a wait cancelled while asleep: leave the wait as a
+ * woken waiter does, with the mutex held, as POSIX requires before the
+ * caller's own cleanup handlers run.
+ */
+static void tofutex_cond_cancelled(void *arg)
+{
+	const struct tofutex_cond_waiter *w = arg;
+
+	__atomic_fetch_sub(&w->c->waiters, 1, __ATOMIC_RELEASE);
+	tofutex_cond_relock(w);
+}
+
+/*
+ * Sleep while @seq is unchanged. The sleep, and only the sleep, is a
+ * cancellation point: asynchronous cancellation is enabled around the
+ * system call, as glibc does around its own futex wait. The backend and,
+ * on the module, the process's descriptor are set up before, so that a
+ * cancellation never strikes in the middle of either.
+ */
+static int tofutex_cond_sleep(struct tofutex_cond_waiter *w, uint32_t seq,
+			      clockid_t clockid, const struct timespec *abstime,
+			      const struct tofutex__deadline *dl)
+{
+	int err, type;
+
+	if (!tofutex__on_futex())
+		(void)tofutex_fd();
+	pthread_cleanup_push(tofutex_cond_cancelled, w);
+	do {
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+		err = tofutex_clockwait(&w->c->seq, seq, clockid, abstime);
+		pthread_setcanceltype(type, NULL);
+	} while (err == EINTR &&
+		 __atomic_load_n(&w->c->seq, __ATOMIC_RELAXED) == seq &&
+		 !tofutex__deadline_passed(dl));
+	pthread_cleanup_pop(0);
+	return err;
+}
+
+/* Release the mutex of a wait; EPERM when the caller does not hold it. */
+static int tofutex_cond_unlock(const struct tofutex__cond_mutex *cm)
+{
+	uint32_t tid;
+
+	if (!cm->tfx)
+		return cm->unlock(cm->other);
+	tid = (uint32_t)tofutex__tid();
+	if (!tid || !tofutex__is_self(__atomic_load_n(&cm->tfx->word,
+						      __ATOMIC_RELAXED) &
+				      TOFUTEX_TID_MASK, tid))
+		return EPERM;
+	return tofutex_mutex_unlock(cm->tfx);
+}
+
+int tofutex__cond_wait(tofutex_cond_t *c, const struct tofutex__cond_mutex *cm,
+		       clockid_t clockid, const struct timespec *abstime)
+{
+	struct tofutex_cond_waiter w = { .c = c, .cm = cm };
 	struct tofutex__deadline dl;
-	uint32_t seq, bcasts, tid;
+	uint32_t seq;
 	int err, lerr;
 
-	if (tofutex_cond_bad(c) || !m || ((uintptr_t)m & 3))
+	if (tofutex_cond_bad(c) || (cm->tfx && ((uintptr_t)cm->tfx & 3)))
 		return EINVAL;
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	tid = (uint32_t)tofutex__tid();
-	if (!tid || !tofutex__is_self(__atomic_load_n(&m->word,
-						      __ATOMIC_RELAXED) &
-				      TOFUTEX_TID_MASK, tid))
-		return EPERM;
 
-	__atomic_store_n(&c->mutex, m, __ATOMIC_RELAXED);
+	/* Another mutex has no word to move waiters onto: wake them all. */
+	__atomic_store_n(&c->mutex, cm->tfx, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
-	err = tofutex_mutex_unlock(m);
+	w.bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
+	err = tofutex_cond_unlock(cm);
 	if (err) {
 		__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
 		return err;
 	}
 
-	do {
-		err = tofutex_clockwait(&c->seq, seq, clockid, abstime);
-	} while (err == EINTR &&
-		 __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
-		 !tofutex__deadline_passed(&dl));
+	err = tofutex_cond_sleep(&w, seq, clockid, abstime, &dl);
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
 
-	lerr = tofutex__mutex_relock(m, __atomic_load_n(&c->broadcasts,
-							__ATOMIC_ACQUIRE) != bcasts);
+	lerr = tofutex_cond_relock(&w);
 	if (lerr)
 		return lerr;
 	return err == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static int tofutex_cond_wait_common(tofutex_cond_t *c, tofutex_mutex_t *m,
+				    clockid_t clockid,
+				    const struct timespec *abstime)
+{
+	const struct tofutex__cond_mutex cm = { .tfx = m };
+
+	if (!m)
+		return EINVAL;
+	return tofutex__cond_wait(c, &cm, clockid, abstime);
 }
 
 int tofutex_cond_wait(tofutex_cond_t *c, tofutex_mutex_t *m)

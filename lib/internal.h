@@ -209,6 +209,35 @@ TOFUTEX_HIDDEN int tofutex__futex_lock(uint32_t *word, uint32_t tid,
  * may have moved the caller onto the lock word.
  */
 TOFUTEX_HIDDEN int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved);
+/*
+ * mutex.c: release the held word of @m, @word its value last seen, and
+ * wake a waiter if WAITERS is set. @own: the word holds the caller's
+ * current TID; false releases a word some other thread holds (a pthread
+ * NORMAL mutex may be unlocked by any thread, lib/pthread/).
+ */
+TOFUTEX_HIDDEN int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word,
+					  bool own);
+
+/*
+ * cond.c: the mutex of a condition wait: a tofutex mutex (@tfx), or, with
+ * @tfx NULL, any other mutex @other, released and taken again through
+ * @unlock and @lock (pthread-style returns; @unlock fails with EPERM
+ * when the caller does not hold it).
+ */
+struct tofutex__cond_mutex {
+	tofutex_mutex_t *tfx;
+	void *other;
+	int (*unlock)(void *other);
+	int (*lock)(void *other);
+};
+/*
+ * cond.c: wait on @c with the mutex @cm, as tofutex_cond_clockwait()
+ * (@abstime NULL: no deadline); a cancellation point.
+ */
+TOFUTEX_HIDDEN int tofutex__cond_wait(tofutex_cond_t *c,
+				      const struct tofutex__cond_mutex *cm,
+				      clockid_t clockid,
+				      const struct timespec *abstime);
 
 /*
  * An absolute timespec as the ABI's deadline in ns.

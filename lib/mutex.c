@@ -186,9 +186,9 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
  * Release the word @m held by us (@word: its value last seen), waking a
  * waiter where WAITERS says there may be one. @own: the word holds our
  * current TID (false: the TID we had before fork(), see fork.c, which the
- * module would not accept as ours).
+ * module would not accept as ours, or another thread's, see internal.h).
  */
-static int tofutex_mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
+int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 {
 	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
 
@@ -225,7 +225,7 @@ static inline int tofutex_mutex_taken(tofutex_mutex_t *m, int err)
 		return err;
 	if (__builtin_expect(__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
 			     TOFUTEX_MUTEX_NOTRECOVERABLE, 0)) {
-		tofutex_mutex_release(m, __atomic_load_n(&m->word,
+		tofutex__mutex_release(m, __atomic_load_n(&m->word,
 							  __ATOMIC_RELAXED),
 				      true);
 		return ENOTRECOVERABLE;
@@ -416,7 +416,7 @@ int tofutex_mutex_unlock(tofutex_mutex_t *m)
 		word = __atomic_and_fetch(&m->word, ~TOFUTEX_OWNER_DIED,
 					  __ATOMIC_RELEASE);
 	}
-	return tofutex_mutex_release(m, word, owner == tid);
+	return tofutex__mutex_release(m, word, owner == tid);
 }
 
 int tofutex_mutex_consistent(tofutex_mutex_t *m)

@@ -32,11 +32,15 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils
 # and zstd unpack the kernels' compressed modules, kmod is modinfo/depmod),
-# DKMS, and gnuplot for the benchmark's charts.
+# DKMS, and gnuplot for the benchmark's charts. The real programs run
+# under tofutex-run in the guests (tests/programs/), packed with their
+# shared libraries: sysbench, stress-ng, pigz, memcached and its load
+# generator (memcslap from libmemcached-tools).
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
-     check dkms gnuplot-nox build-essential)
+     check dkms gnuplot-nox build-essential
+     sysbench stress-ng pigz memcached libmemcached-tools)
 man=(groff-base mandoc)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.

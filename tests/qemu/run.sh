@@ -31,6 +31,9 @@
 #                        value; default "default none" for check, "default"
 #                        for bench
 #   TESTS                only these test programs, e.g. "test_lock test_device"
+#   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
+#   BENCHES              only these benchmark programs ("none": only the
+#                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
 #   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 3600 bench)
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
@@ -74,11 +77,81 @@ test_bins() {
 	return 0
 }
 
+# The pthread preload's conformance programs (dynamically linked).
+preload_test_bins() {
+	local src bin
+
+	for src in "$top"/tests/preload/test_*.c; do
+		[ -e "$src" ] || continue
+		bin=$top/build/tests/preload/$(basename "$src" .c)
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
+			continue
+		fi
+		[ -x "$bin" ] && echo "$bin"
+	done
+	return 0
+}
+
+# pack_libs ROOT FILE...: copy the shared libraries each dynamically
+# linked FILE needs (as ldd resolves them here), and the dynamic linker,
+# into ROOT at the same paths.
+pack_libs() {
+	local root=$1 lib
+	shift
+
+	for lib in $(ldd "$@" 2>/dev/null |
+		     sed -n 's|.*=> \(/[^ ]*\) .*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (0x.*|\1|p' |
+		     sort -u); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# pack_preload ROOT: tofutex-run and libtofutex-pthread.so where
+# `make install` puts them, with the libraries they need, and libgcc_s,
+# which glibc loads with dlopen() to unwind a cancelled thread.
+pack_preload() {
+	local root=$1 gcc_s
+
+	mkdir -p "$root/usr/local/bin" "$root/usr/local/lib"
+	cp "$top/build/bin/tofutex-run" "$root/usr/local/bin/"
+	cp -L "$top/build/lib/libtofutex-pthread.so.0" "$root/usr/local/lib/"
+	pack_libs "$root" "$top/build/bin/tofutex-run" \
+		"$top/build/lib/libtofutex-pthread.so.0"
+	# awk reads everything: an early exit would kill ldconfig with SIGPIPE.
+	gcc_s=$(/sbin/ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ && !p { p = $NF } END { print p }')
+	[ -n "$gcc_s" ] || die "libgcc_s.so.1 not found (ldconfig -p)"
+	mkdir -p "$root$(dirname "$gcc_s")"
+	cp -L "$gcc_s" "$root$gcc_s"
+}
+
+# The real programs tests/programs/run.sh runs under tofutex-run in the
+# guests (Debian packages, tests/deps.sh), and the tools it needs.
+program_bins=(sysbench stress-ng pigz memcached memcaslap memccapable memcping)
+
+# pack_programs ROOT: those programs, their libraries, the guest script.
+pack_programs() {
+	local root=$1 p path paths=()
+
+	mkdir -p "$root/usr/bin" "$root/programs"
+	for p in "${program_bins[@]}"; do
+		path=$(command -v "$p") || die "$p is missing (run tests/deps.sh)"
+		cp -L "$path" "$root/usr/bin/"
+		paths+=("$path")
+	done
+	pack_libs "$root" "${paths[@]}"
+	cp "$top/tests/programs/run.sh" "$root/programs/run.sh"
+	cp "$top/build/tests/programs/tofutex-stats" "$root/programs/"
+}
+
 bench_bins() {
 	local src bin
 
 	for src in "$top"/bench/*.c; do
 		bin=$top/build/bench/bin/$(basename "$src" .c)
+		if [ -n "${BENCHES-}" ] && ! grep -qw -- "${bin##*/}" <<<"$BENCHES"; then
+			continue
+		fi
 		[ -x "$bin" ] && echo "$bin"
 	done
 	return 0
@@ -252,10 +325,22 @@ guest() {
 	*.zst) zstd -dc "$ko" ;;
 	*) cat "$ko" ;;
 	esac >"$root/tofutex.ko"
-	if [ "$mode" = check ]; then
-		for bin in ${GUEST_TESTS:-$(test_bins)}; do cp "$bin" "$root/tests/"; done
+	if [ "$mode" = check ] && [ -n "${GUEST_TESTS-}" ]; then
+		# Chosen programs only, against a module from elsewhere.
+		for bin in $GUEST_TESTS; do cp "$bin" "$root/tests/"; done
+	elif [ "$mode" = check ]; then
+		pack_preload "$root"
+		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+		mkdir -p "$root/tests/preload"
+		for bin in $(preload_test_bins); do
+			cp "$bin" "$root/tests/preload/"
+			pack_libs "$root" "$bin"
+		done
+		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
 	else
+		pack_preload "$root"
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
+		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
 	fi
 	: >"$root/etc/tofutex-test.env"
 	for bin in ${TEST_ENV-}; do
@@ -320,27 +405,38 @@ guest() {
 	fi
 }
 
-# native: the library suites on this machine's real CPUs, futex backend.
+# native_one NAME CMD...: run one Check program natively, futex backend,
+# recording its summary in $results.
+native_one() {
+	local name=$1 rc=0 t0 secs summary
+	shift
+
+	t0=$(date +%s.%N)
+	TOFUTEX_BACKEND=futex CK_FORK=yes CK_VERBOSITY=normal \
+		timeout "${TEST_TIMEOUT:-600}" "$@" \
+		>"$top/build/native/$name.log" 2>&1 || rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/native/$name.log" | tail -n 1 || true)
+	echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
+	grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/native/$name.log" | head -n 50 |
+		sed "s/^/@@DETAIL $name /" >>"$results" || true
+}
+
+# native: the library suites, and the pthread preload's under tofutex-run,
+# on this machine's real CPUs, futex backend.
 native() {
 	local label results=$top/build/native/results.txt
-	local bin name rc t0 secs summary parsed
+	local bin parsed
 
 	label="native $(uname -r)"
 	mkdir -p "$top/build/native"
 	: >"$results"
 	for bin in $(test_bins); do
 		case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
-		name=${bin##*/}@futex
-		t0=$(date +%s.%N)
-		rc=0
-		TOFUTEX_BACKEND=futex CK_FORK=yes CK_VERBOSITY=normal \
-			timeout "${TEST_TIMEOUT:-600}" "$bin" \
-			>"$top/build/native/$name.log" 2>&1 || rc=$?
-		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-		summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$top/build/native/$name.log" | tail -n 1 || true)
-		echo "@@CHECK $name rc=$rc secs=$secs ${summary:-no summary}" >>"$results"
-		grep -E '^[^:]+:[0-9]+:[FE]:' "$top/build/native/$name.log" | head -n 50 |
-			sed "s/^/@@DETAIL $name /" >>"$results" || true
+		native_one "${bin##*/}@futex" "$bin"
+	done
+	for bin in $(preload_test_bins); do
+		native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
 	done
 	echo "@@END native" >>"$results"
 	echo "== $label: library suites, futex backend"
@@ -450,7 +546,8 @@ check|bench)
 		# A chosen set of programs (GUEST_TESTS) runs in the guests only.
 		[ -n "${GUEST_TESTS-}" ] || native
 	else
-		[ -n "$(bench_bins)" ] || die "no benchmark programs in build/bench/bin (run make first)"
+		[ -n "$(bench_bins)" ] || [ -n "${BENCHES-}" ] ||
+			die "no benchmark programs in build/bench/bin (run make first)"
 	fi
 
 	if [ -n "${KIMAGE-}" ]; then

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - pthread_cond_*: our condition variables
+ * (preload.h) are libtofutex's (tofutex__cond_wait(), cond.c), with either
+ * kind of mutex: ours, or glibc's (robust, priority inheritance,
+ * process-shared). The wait is a cancellation point, and a cancelled
+ * waiter runs its cleanup handlers with the mutex held.
+ *
+ * What glibc's answers become:
+ *   waiter does not hold an ERRORCHECK or RECURSIVE mutex   EPERM
+ *   bad deadline or clock                                   EINVAL
+ *   the deadline passed                                     ETIMEDOUT
+ *   a robust mutex's owner died while we waited             EOWNERDEAD
+ * A RECURSIVE mutex held several levels deep is released entirely for
+ * the wait and held as deep again after it. pthread_cond_destroy() waits
+ * for woken waiters still on their way out, as glibc's does, instead of
+ * failing with EBUSY.
+ */
+#include <sched.h>
+
+#include "preload.h"
+
+/* glibc's __wrefs flags (its pthreadP.h), written by pthread_cond_init(). */
+#define TFX_COND_SHARED		1u
+#define TFX_COND_MONOTONIC	2u
+
+_Static_assert(sizeof(tofutex_cond_t) <=
+	       __builtin_offsetof(struct __pthread_cond_s, __wrefs),
+	       "tofutex_cond_t must leave glibc's __wrefs alone");
+_Static_assert(__builtin_offsetof(struct __pthread_mutex_s, __lock) == 0 &&
+	       __builtin_offsetof(struct __pthread_mutex_s, __count) ==
+	       __builtin_offsetof(tofutex_mutex_t, state),
+	       "__lock and __count must be a tofutex_mutex_t");
+
+static inline unsigned int tfx_cond_flags(const pthread_cond_t *c)
+{
+	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED);
+}
+
+static inline bool tfx_cond_ours(const pthread_cond_t *c)
+{
+	return !(tfx_cond_flags(c) & TFX_COND_SHARED);
+}
+
+static inline tofutex_cond_t *tfx_cond(pthread_cond_t *c)
+{
+	return (tofutex_cond_t *)(void *)c;
+}
+
+/* The mutex of a wait, either kind, through the interposed functions. */
+static int tfx_wait_unlock(void *m)
+{
+	return pthread_mutex_unlock(m);
+}
+
+static int tfx_wait_lock(void *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+/* A RECURSIVE mutex's depth, given back to a cancelled waiter. */
+struct tfx_depth {
+	pthread_mutex_t *m;
+	unsigned int depth;
+};
+
+static void tfx_depth_restore(void *arg)
+{
+	const struct tfx_depth *d = arg;
+
+	d->m->__data.__nusers = d->depth;
+}
+
+/* tofutex__cond_wait() for a RECURSIVE mutex @m, @depth levels deep. */
+static int tfx_cond_wait_recursive(pthread_cond_t *c,
+				   const struct tofutex__cond_mutex *cm,
+				   struct tfx_depth *d, clockid_t clockid,
+				   const struct timespec *abstime)
+{
+	int err;
+
+	d->m->__data.__nusers = 0;
+	pthread_cleanup_push(tfx_depth_restore, d);
+	err = tofutex__cond_wait(tfx_cond(c), cm, clockid, abstime);
+	pthread_cleanup_pop(1);
+	return err;
+}
+
+/*
+ * Wait on our @c with @m, either kind; @clockid and @abstime as
+ * tofutex__cond_wait(). The mutex is released and taken through the
+ * pthread functions, ours or glibc's, so that each type keeps its rules
+ * (a relock that finds a dead owner of one of ours stalls as a lock
+ * does). That also makes a broadcast wake every waiter rather than move
+ * them onto the lock word, as glibc does: a waiter leaves the condition
+ * variable before it takes the mutex, so pthread_cond_destroy() can wait
+ * for the waiters still leaving while its caller holds the mutex, and
+ * the memory of a destroyed condition variable is not touched again.
+ */
+static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
+			 clockid_t clockid, const struct timespec *abstime)
+{
+	const struct tofutex__cond_mutex cm = {
+		.other = m,
+		.unlock = tfx_wait_unlock,
+		.lock = tfx_wait_lock,
+	};
+	struct tfx_depth d = { .m = m };
+
+	/*
+	 * The depth is the owner's: whoever takes the mutex while we wait
+	 * must find none, and we find ours again after the relock.
+	 */
+	if (tfx_mutex_type(m) == PTHREAD_MUTEX_RECURSIVE &&
+	    m->__data.__nusers && tfx_mutex_mine(m)) {
+		d.depth = m->__data.__nusers;
+		return tfx_cond_wait_recursive(c, &cm, &d, clockid, abstime);
+	}
+	return tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
+}
+
+int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	/* glibc validates @attr, zeroes the object and sets __wrefs. */
+	return tfx_glibc()->cond_init(c, attr);
+}
+
+int pthread_cond_destroy(pthread_cond_t *c)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_destroy(c);
+	while (tofutex_cond_destroy(tfx_cond(c)) == EBUSY)
+		sched_yield();
+	return 0;
+}
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_wait(c, m);
+	return tfx_cond_wait(c, m, CLOCK_REALTIME, NULL);
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+			   const struct timespec *abstime)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_timedwait(c, m, abstime);
+	return tfx_cond_wait(c, m, (tfx_cond_flags(c) & TFX_COND_MONOTONIC) ?
+				   CLOCK_MONOTONIC : CLOCK_REALTIME, abstime);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
+			   clockid_t clockid, const struct timespec *abstime)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_clockwait(c, m, clockid, abstime);
+	return tfx_cond_wait(c, m, clockid, abstime);
+}
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_signal(c);
+	return tofutex_cond_signal(tfx_cond(c));
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	if (!tfx_cond_ours(c))
+		return tfx_glibc()->cond_broadcast(c);
+	return tofutex_cond_broadcast(tfx_cond(c));
+}

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - pthread_mutex_*: our mutexes (preload.h) on
+ * libtofutex's TO lock, with the error semantics glibc gives each type.
+ *
+ * libtofutex's mutex is an error-checking robust mutex; each type maps
+ * its answers:
+ *
+ *   relock by the owner   NORMAL, DEFAULT, ADAPTIVE_NP: deadlock (a timed
+ *                         lock ends with ETIMEDOUT); ERRORCHECK: EDEADLK;
+ *                         RECURSIVE: one level more (EAGAIN past UINT_MAX)
+ *   trylock by the owner  EBUSY, except RECURSIVE: one level more
+ *   unlock by a thread    NORMAL, DEFAULT, ADAPTIVE_NP: released anyway,
+ *   that is not the owner as glibc does (0, also on a free mutex);
+ *                         ERRORCHECK, RECURSIVE: EPERM
+ *   bad deadline          EINVAL (a tv_nsec outside [0, 1e9) or a clock
+ *                         other than CLOCK_REALTIME/CLOCK_MONOTONIC; the
+ *                         timespec is checked even when the mutex is free,
+ *                         which POSIX allows and glibc does not do)
+ *   destroy while held    EBUSY
+ *   consistent            EINVAL (none of these is robust)
+ *
+ * An owner that exits holding the lock: these mutexes are not robust, so
+ * the lock stays held by nobody ("stalled", POSIX's PTHREAD_MUTEX_STALLED
+ * and glibc's behaviour): lock blocks, timed lock times out, trylock
+ * fails with EBUSY. libtofutex notices the dead owner and hands the next
+ * locker the word with EOWNERDEAD; we unlock it without making it
+ * consistent, which leaves it not recoverable (@state, preload.h) and
+ * every later locker told so; that is the stall. A NORMAL unlock clears
+ * it, as glibc's releases a dead owner's lock. In the child of fork(), a
+ * mutex another thread of the parent held is stalled the same way
+ * (libtofutex reports that owner's TID as a foreign one, EPERM).
+ *
+ * A stalled locker polls every TOFUTEX_POLL_NS (internal.h): the stall is
+ * a program bug, nothing is woken at its end, and the poll lets a NORMAL
+ * unlock from another thread end it as glibc's would.
+ */
+#include <limits.h>
+
+#include "preload.h"
+
+/* glibc's elision flags in __kind (its pthreadP.h): not part of the type. */
+#define TFX_KIND_ELISION	(256 | 512)
+
+int tfx_mutex_type(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	kind &= ~TFX_KIND_ELISION;
+	if (kind < PTHREAD_MUTEX_NORMAL || kind > PTHREAD_MUTEX_ADAPTIVE_NP)
+		return -1;
+	return kind;
+}
+
+bool tfx_mutex_mine(pthread_mutex_t *m)
+{
+	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
+
+	return tofutex__is_self(word & TOFUTEX_TID_MASK,
+				(uint32_t)tofutex__tid());
+}
+
+static bool tfx_mutex_stalled(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&tfx_mutex(m)->state, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* One more level of a RECURSIVE mutex the caller holds. */
+static int tfx_mutex_recurse(pthread_mutex_t *m)
+{
+	if (m->__data.__nusers == UINT_MAX)
+		return EAGAIN;
+	m->__data.__nusers++;
+	return 0;
+}
+
+/* tfx_stall(): the stall is over, lock again. Not an errno value. */
+#define TFX_AGAIN	(-1)
+
+/* Why a locker waits for nothing (see the comment at the top). */
+enum tfx_stall {
+	TFX_STALL_SELF,		/* a deadlock on our own lock */
+	TFX_STALL_DEAD,		/* the owner died: not recoverable */
+	TFX_STALL_FOREIGN,	/* held by a thread of the parent, after fork */
+};
+
+static bool tfx_stall_over(pthread_mutex_t *m, enum tfx_stall why,
+			   uint32_t word)
+{
+	switch (why) {
+	case TFX_STALL_SELF:
+		return !tfx_mutex_mine(m);
+	case TFX_STALL_DEAD:
+		return !tfx_mutex_stalled(m);
+	case TFX_STALL_FOREIGN:
+		break;
+	}
+	return __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED) != word;
+}
+
+/*
+ * Wait until the stall is over (TFX_AGAIN) or @abstime on
+ * @clockid passes (ETIMEDOUT; NULL: never).
+ */
+static int tfx_stall(pthread_mutex_t *m, enum tfx_stall why,
+		     clockid_t clockid, const struct timespec *abstime)
+{
+	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
+	uint32_t never = 0;
+	struct timespec now, slice;
+	int err;
+
+	for (;;) {
+		if (tfx_stall_over(m, why, word))
+			return TFX_AGAIN;
+		clock_gettime(clockid, &now);
+		if (abstime && (now.tv_sec > abstime->tv_sec ||
+				(now.tv_sec == abstime->tv_sec &&
+				 now.tv_nsec >= abstime->tv_nsec)))
+			return ETIMEDOUT;
+		slice = now;
+		slice.tv_nsec += TOFUTEX_POLL_NS;
+		if (slice.tv_nsec >= (long)TOFUTEX_NSEC_PER_SEC) {
+			slice.tv_sec++;
+			slice.tv_nsec -= TOFUTEX_NSEC_PER_SEC;
+		}
+		if (abstime && (slice.tv_sec > abstime->tv_sec ||
+				(slice.tv_sec == abstime->tv_sec &&
+				 slice.tv_nsec > abstime->tv_nsec)))
+			slice = *abstime;
+		err = tofutex_clockwait(&never, 0, clockid, &slice);
+		if (err && err != ETIMEDOUT && err != EINTR)
+			return err;
+	}
+}
+
+/*
+ * What libtofutex's answer @err means for a lock of a mutex of @type:
+ * 0 or an error to return, or TFX_AGAIN after a stall.
+ */
+static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
+			   clockid_t clockid, const struct timespec *abstime)
+{
+	switch (err) {
+	case EDEADLK:
+		if (type == PTHREAD_MUTEX_ERRORCHECK)
+			return EDEADLK;
+		if (type == PTHREAD_MUTEX_RECURSIVE)
+			return tfx_mutex_recurse(m);
+		return tfx_stall(m, TFX_STALL_SELF, clockid, abstime);
+	case EOWNERDEAD:
+		tofutex_mutex_unlock(tfx_mutex(m));
+		return tfx_stall(m, TFX_STALL_DEAD, clockid, abstime);
+	case ENOTRECOVERABLE:
+		return tfx_stall(m, TFX_STALL_DEAD, clockid, abstime);
+	case EPERM:
+		return tfx_stall(m, TFX_STALL_FOREIGN, clockid, abstime);
+	default:
+		return err;
+	}
+}
+
+/* Lock our mutex @m of @type; @abstime NULL: no deadline. */
+static int tfx_lock(pthread_mutex_t *m, int type, clockid_t clockid,
+		    const struct timespec *abstime)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	int err;
+
+	do {
+		if (abstime)
+			err = tofutex_mutex_clocklock(t, clockid, abstime);
+		else
+			err = tofutex_mutex_lock(t);
+		if (__builtin_expect(!err, 1))
+			return 0;
+		err = tfx_lock_result(m, type, err, clockid, abstime);
+	} while (err == TFX_AGAIN);
+	return err;
+}
+
+int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+	/* glibc validates @attr and writes a zeroed object: see preload.h. */
+	return tfx_glibc()->mutex_init(m, attr);
+}
+
+int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	int err;
+
+	if (tfx_mutex_type(m) < 0)
+		return tfx_glibc()->mutex_destroy(m);
+	err = tofutex_mutex_destroy(tfx_mutex(m));
+	if (!err && tfx_mutex_stalled(m))
+		err = EBUSY;
+	if (err)
+		return err;
+	/* As glibc: a destroyed mutex is invalid until initialised again. */
+	__atomic_store_n(&m->__data.__kind, -1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int type = tfx_mutex_type(m);
+
+	if (type < 0)
+		return tfx_glibc()->mutex_lock(m);
+	return tfx_lock(m, type, CLOCK_REALTIME, NULL);
+}
+
+int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
+			    const struct timespec *abstime)
+{
+	int type = tfx_mutex_type(m);
+
+	if (type < 0)
+		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
+	return tfx_lock(m, type, clockid, abstime);
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	int type = tfx_mutex_type(m);
+
+	if (type < 0)
+		return tfx_glibc()->mutex_timedlock(m, abstime);
+	return tfx_lock(m, type, CLOCK_REALTIME, abstime);
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int type = tfx_mutex_type(m);
+	int err;
+
+	if (type < 0)
+		return tfx_glibc()->mutex_trylock(m);
+	err = tofutex_mutex_trylock(tfx_mutex(m));
+	switch (err) {
+	case 0:
+		return 0;
+	case EBUSY:
+		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))
+			return tfx_mutex_recurse(m);
+		return EBUSY;
+	case EOWNERDEAD:
+		tofutex_mutex_unlock(tfx_mutex(m));
+		return EBUSY;
+	case ENOTRECOVERABLE:
+	case EPERM:
+		return EBUSY;
+	default:
+		return err;
+	}
+}
+
+/* NORMAL, DEFAULT, ADAPTIVE_NP: release whoever holds it, end a stall. */
+static int tfx_unlock_any(pthread_mutex_t *m)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+
+	if (tfx_mutex_stalled(m))
+		__atomic_store_n(&t->state, 0, __ATOMIC_RELEASE);
+	if (!(word & TOFUTEX_TID_MASK))
+		return 0;
+	return tofutex__mutex_release(t, word, false);
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int type = tfx_mutex_type(m);
+	int err;
+
+	if (type < 0)
+		return tfx_glibc()->mutex_unlock(m);
+	if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers &&
+	    tfx_mutex_mine(m)) {
+		m->__data.__nusers--;
+		return 0;
+	}
+	err = tofutex_mutex_unlock(tfx_mutex(m));
+	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
+			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
+		return tfx_unlock_any(m);
+	return err;
+}
+
+int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	if (tfx_mutex_type(m) < 0)
+		return tfx_glibc()->mutex_consistent(m);
+	return EINVAL;
+}

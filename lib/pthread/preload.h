@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libtofutex-pthread - pthread mutexes and condition variables on
+ * libtofutex, for LD_PRELOAD (see tofutex-run(1)). Internal header.
+ *
+ * Which objects are ours. A pthread_mutex_t is dispatched on its __kind,
+ * which glibc's pthread_mutex_init() writes (and pthread_mutex_destroy()
+ * sets to -1) and nothing else changes while the mutex is in use: a
+ * process-private NORMAL/DEFAULT (0; also every PTHREAD_MUTEX_INITIALIZER
+ * mutex never passed to init), RECURSIVE (1), ERRORCHECK (2) or
+ * ADAPTIVE_NP (3) mutex, with or without glibc's elision bits, is ours;
+ * any other __kind (robust, priority inheritance or protection,
+ * PTHREAD_PROCESS_SHARED, destroyed) goes to glibc untouched. A
+ * pthread_cond_t is ours unless PTHREAD_PROCESS_SHARED (bit 0 of
+ * __wrefs, which glibc's pthread_cond_init() writes).
+ *
+ * Layout of our mutexes (glibc 2.36, x86_64, struct __pthread_mutex_s):
+ *   __lock  (0)  the TO lock word: tofutex_mutex_t.word (0 or the owner's
+ *                TID, WAITERS, OWNER_DIED), so the kernel sees the word
+ *   __count (4)  tofutex_mutex_t.state (libtofutex's own: 0, or not
+ *                recoverable, which here means stalled, see mutex.c)
+ *   __nusers(12) RECURSIVE: the number of locks beyond the first
+ *   __kind  (16) the type, read only
+ * Every field we use is zero in a mutex glibc's pthread_mutex_init() or
+ * PTHREAD_MUTEX_INITIALIZER made, and zero means free: there is no
+ * conversion step, so no thread, ours or glibc's, ever sees a
+ * half-converted object. glibc's own code never runs on our mutexes:
+ * every pthread function that takes a mutex and locks or unlocks it is
+ * interposed (pthread_cond_* included); the rest (prioceiling) accept
+ * only priority-protect mutexes, which are glibc's.
+ *
+ * Layout of our condition variables (struct __pthread_cond_s):
+ *   bytes 0-23   a tofutex_cond_t (glibc's __wseq, __g1_start, __g_refs,
+ *                which only glibc's own wait would use)
+ *   __wrefs (36) read only: bit 0 process-shared, bit 1 CLOCK_MONOTONIC
+ *                (pthread_condattr_setclock())
+ * Again all zero after pthread_cond_init() or PTHREAD_COND_INITIALIZER.
+ *
+ * No path allocates: the state is in the objects, the real glibc
+ * functions are looked up once when the library is loaded.
+ */
+#ifndef TOFUTEX_PTHREAD_PRELOAD_H
+#define TOFUTEX_PTHREAD_PRELOAD_H
+
+#include <pthread.h>
+
+#include "../internal.h"
+
+/* glibc's functions, for the objects that stay glibc's (real.c). */
+struct tfx_real {
+	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int (*mutex_destroy)(pthread_mutex_t *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t,
+			       const struct timespec *);
+	int (*mutex_unlock)(pthread_mutex_t *);
+	int (*mutex_consistent)(pthread_mutex_t *);
+	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+	int (*cond_destroy)(pthread_cond_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+			      const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			      const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+};
+
+/* real.c: the table, filled when the library is loaded. */
+extern struct tfx_real tfx_real TOFUTEX_HIDDEN;
+/* real.c: fill it now (a call that came before our constructor ran). */
+TOFUTEX_HIDDEN void tfx_real_resolve(void);
+
+static inline const struct tfx_real *tfx_glibc(void)
+{
+	if (__builtin_expect(!tfx_real.cond_broadcast, 0))
+		tfx_real_resolve();
+	return &tfx_real;
+}
+
+/*
+ * mutex.c: the type (PTHREAD_MUTEX_NORMAL ... PTHREAD_MUTEX_ADAPTIVE_NP)
+ * of a mutex that is ours, -1 for one that is glibc's.
+ */
+TOFUTEX_HIDDEN int tfx_mutex_type(const pthread_mutex_t *m);
+
+/* mutex.c: does the calling thread hold our mutex @m? */
+TOFUTEX_HIDDEN bool tfx_mutex_mine(pthread_mutex_t *m);
+
+static inline tofutex_mutex_t *tfx_mutex(pthread_mutex_t *m)
+{
+	return (tofutex_mutex_t *)(void *)&m->__data.__lock;
+}
+
+#endif /* TOFUTEX_PTHREAD_PRELOAD_H */

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, condition variables: a dynamically
+ * linked program that calls glibc's pthread_cond_* names under
+ * tofutex-run (LD_PRELOAD). Producer/consumer with exact counts and
+ * broadcast to every waiter, with mutexes of each kind (ours, and glibc's
+ * robust one); the errors (EPERM, EINVAL, ETIMEDOUT) on both clocks and
+ * the clock of pthread_condattr_setclock(); the mutex held after every
+ * return; destroy right after a broadcast; cancellation of a waiter (its
+ * cleanup handler runs with the mutex held); process-shared condition
+ * variables staying glibc's.
+ */
+#include <dlfcn.h>
+#include <sys/wait.h>
+
+#include "../common.h"
+
+/* Mutexes a condition variable is used with: ours, and glibc's. */
+enum { M_DEFAULT, M_ERRORCHECK, M_RECURSIVE, M_ROBUST, M_COUNT };
+
+static void mutex_make(pthread_mutex_t *m, int k)
+{
+	pthread_mutexattr_t a;
+
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	if (k == M_ERRORCHECK)
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	if (k == M_RECURSIVE)
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	if (k == M_ROBUST) {
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	}
+	ck_assert_int_eq(pthread_mutex_init(m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+}
+
+static void *trylock_main(void *arg)
+{
+	return (void *)(intptr_t)pthread_mutex_trylock(arg);
+}
+
+/*
+ * Is @m held (by the caller: the tests ask where only it can hold it)?
+ * Another thread's trylock says; no Check assertion, so that worker
+ * threads may ask.
+ */
+static bool held_by_me(pthread_mutex_t *m)
+{
+	void *ret = NULL;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, trylock_main, m))
+		return false;
+	pthread_join(t, &ret);
+	return (intptr_t)ret == EBUSY;
+}
+
+START_TEST(test_preload_in_effect)
+{
+	Dl_info info;
+
+	ck_assert(dladdr((void *)pthread_cond_wait, &info));
+	ck_assert_msg(info.dli_fname &&
+		      strstr(info.dli_fname, "libtofutex-pthread.so"),
+		      "pthread_cond_wait is %s's: run under tofutex-run",
+		      info.dli_fname ? info.dli_fname : "?");
+}
+END_TEST
+
+/* ---- producer/consumer, exact counts ---- */
+
+#define SLOTS 4
+
+struct queue {
+	pthread_mutex_t m;
+	pthread_cond_t not_empty, not_full;
+	unsigned long slot[SLOTS];
+	unsigned int head, count, producers_done;
+	unsigned long per_producer, consumed, sum;
+};
+
+static void *producer_main(void *arg)
+{
+	struct queue *q = arg;
+	unsigned long i;
+
+	for (i = 1; i <= q->per_producer; i++) {
+		TCHECK(pthread_mutex_lock(&q->m) == 0, "lock");
+		while (q->count == SLOTS)
+			TCHECK(pthread_cond_wait(&q->not_full, &q->m) == 0,
+			       "wait");
+		q->slot[(q->head + q->count++) % SLOTS] = i;
+		pthread_cond_signal(&q->not_empty);
+		pthread_mutex_unlock(&q->m);
+	}
+	pthread_mutex_lock(&q->m);
+	if (++q->producers_done == 2)
+		pthread_cond_broadcast(&q->not_empty);
+	pthread_mutex_unlock(&q->m);
+	return NULL;
+}
+
+static void *consumer_main(void *arg)
+{
+	struct queue *q = arg;
+	struct timespec ts;
+	int r;
+
+	for (;;) {
+		TCHECK(pthread_mutex_lock(&q->m) == 0, "lock");
+		while (!q->count && q->producers_done < 2) {
+			ts = realtime_in(NSEC_PER_MSEC);
+			r = pthread_cond_timedwait(&q->not_empty, &q->m, &ts);
+			TCHECK(r == 0 || r == ETIMEDOUT, "timedwait = %d", r);
+		}
+		if (!q->count) {
+			pthread_mutex_unlock(&q->m);
+			return NULL;
+		}
+		q->sum += q->slot[q->head];
+		q->head = (q->head + 1) % SLOTS;
+		q->count--;
+		q->consumed++;
+		pthread_cond_signal(&q->not_full);
+		pthread_mutex_unlock(&q->m);
+	}
+}
+
+START_TEST(test_producer_consumer)
+{
+	struct queue q = { .per_producer = scaled(5000, 500) };
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	mutex_make(&q.m, _i);
+	ck_assert_int_eq(pthread_cond_init(&q.not_empty, NULL), 0);
+	q.not_full = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, i < 2 ?
+						producer_main : consumer_main,
+						&q), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert(join_within(t[i], NULL, 10 * TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_uint_eq(q.consumed, 2 * q.per_producer);
+	ck_assert_uint_eq(q.sum, q.per_producer * (q.per_producer + 1));
+	ck_assert_int_eq(pthread_cond_destroy(&q.not_empty), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&q.not_full), 0);
+}
+END_TEST
+
+/* ---- broadcast wakes every waiter; destroy right after it ---- */
+
+struct gate {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int kind;
+	bool open;
+	unsigned int waiting, through;
+};
+
+static void *gate_main(void *arg)
+{
+	struct gate *g = arg;
+
+	TCHECK(pthread_mutex_lock(&g->m) == 0, "lock");
+	g->waiting++;
+	while (!g->open)
+		TCHECK(pthread_cond_wait(&g->c, &g->m) == 0, "wait");
+	TCHECK(held_by_me(&g->m), "mutex not held after the wait");
+	g->through++;
+	TCHECK(pthread_mutex_unlock(&g->m) == 0, "unlock");
+	return NULL;
+}
+
+START_TEST(test_broadcast_all)
+{
+	struct gate g = { .c = PTHREAD_COND_INITIALIZER, .kind = _i };
+	pthread_t t[8];
+	bool all;
+	int i;
+
+	tfail_reset();
+	mutex_make(&g.m, _i);
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, gate_main, &g), 0);
+	WAIT_UNTIL(all, __atomic_load_n(&g.waiting, __ATOMIC_ACQUIRE) == 8,
+		   TEST_WAIT_NS);
+	ck_assert(all);
+	ck_assert_int_eq(pthread_mutex_lock(&g.m), 0);
+	g.open = true;
+	ck_assert_int_eq(pthread_cond_broadcast(&g.c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&g.m), 0);
+	for (i = 0; i < 8; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_uint_eq(g.through, 8);
+	ck_assert_int_eq(pthread_cond_destroy(&g.c), 0);
+}
+END_TEST
+
+/* POSIX: a condition variable may be destroyed once no thread waits on
+ * it, that is right after the broadcast that woke them. */
+START_TEST(test_destroy_after_broadcast)
+{
+	struct gate g = { .c = PTHREAD_COND_INITIALIZER, .kind = M_DEFAULT };
+	pthread_t t[4];
+	bool all;
+	int i;
+
+	tfail_reset();
+	mutex_make(&g.m, M_DEFAULT);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, gate_main, &g), 0);
+	WAIT_UNTIL(all, __atomic_load_n(&g.waiting, __ATOMIC_ACQUIRE) == 4,
+		   TEST_WAIT_NS);
+	ck_assert(all);
+	ck_assert_int_eq(pthread_mutex_lock(&g.m), 0);
+	g.open = true;
+	ck_assert_int_eq(pthread_cond_broadcast(&g.c), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&g.c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&g.m), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	tfail_assert();
+}
+END_TEST
+
+/* ---- errors and clocks ---- */
+
+START_TEST(test_errors)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	struct timespec bad = { .tv_sec = 0, .tv_nsec = 1000000000 };
+	struct timespec ts;
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	/* Nobody waits: signal and broadcast do nothing. */
+	ck_assert_int_eq(pthread_cond_signal(&c), 0);
+	ck_assert_int_eq(pthread_cond_broadcast(&c), 0);
+	if (_i != M_DEFAULT) {
+		ts = realtime_in(NSEC_PER_MSEC);
+		ck_assert_int_eq(pthread_cond_wait(&c, &m), EPERM);
+		ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &ts), EPERM);
+	}
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	if (_i == M_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &bad), EINVAL);
+	ts = ts_in(NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID,
+						&ts), EINVAL);
+	ts = realtime_in(10 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &ts), ETIMEDOUT);
+	ts = ts_in(10 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &ts),
+			 ETIMEDOUT);
+	ck_assert_uint_ge(now_ns(), (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+				    (uint64_t)ts.tv_nsec);
+	ts = realtime_in(10 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_REALTIME, &ts),
+			 ETIMEDOUT);
+	/* Still held, as deep as before. */
+	ck_assert(held_by_me(&m));
+	if (_i == M_RECURSIVE) {
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert(held_by_me(&m));
+	}
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	if (_i != M_DEFAULT)
+		ck_assert_int_eq(pthread_mutex_unlock(&m), EPERM);
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+/* pthread_condattr_setclock(CLOCK_MONOTONIC): timedwait's deadline is on it. */
+START_TEST(test_condattr_monotonic)
+{
+	pthread_condattr_t a;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c;
+	struct timespec ts;
+
+	ck_assert_int_eq(pthread_condattr_init(&a), 0);
+	ck_assert_int_eq(pthread_condattr_setclock(&a, CLOCK_MONOTONIC), 0);
+	ck_assert_int_eq(pthread_cond_init(&c, &a), 0);
+	pthread_condattr_destroy(&a);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ts = ts_in(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &ts), ETIMEDOUT);
+	ck_assert_uint_ge(now_ns(), (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+				    (uint64_t)ts.tv_nsec);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+}
+END_TEST
+
+/* ---- cancellation ---- */
+
+struct cancel {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int kind;
+	bool waiting;
+	bool cleanup_ran;
+	bool cleanup_held;
+};
+
+static void cancel_cleanup(void *arg)
+{
+	struct cancel *x = arg;
+
+	x->cleanup_ran = true;
+	x->cleanup_held = held_by_me(&x->m);
+	pthread_mutex_unlock(&x->m);
+}
+
+static void *cancel_main(void *arg)
+{
+	struct cancel *x = arg;
+
+	pthread_mutex_lock(&x->m);
+	pthread_cleanup_push(cancel_cleanup, x);
+	__atomic_store_n(&x->waiting, true, __ATOMIC_RELEASE);
+	for (;;)
+		pthread_cond_wait(&x->c, &x->m);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+START_TEST(test_cancel_waiter)
+{
+	struct cancel x = { .c = PTHREAD_COND_INITIALIZER, .kind = _i };
+	void *ret = NULL;
+	pthread_t t;
+	bool waiting;
+
+	mutex_make(&x.m, _i);
+	ck_assert_int_eq(pthread_create(&t, NULL, cancel_main, &x), 0);
+	WAIT_UNTIL(waiting, __atomic_load_n(&x.waiting, __ATOMIC_ACQUIRE),
+		   TEST_WAIT_NS);
+	ck_assert(waiting);
+	/* The waiter released the mutex to wait. */
+	ck_assert_int_eq(pthread_mutex_lock(&x.m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&x.m), 0);
+	sleep_ns(10 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cancel(t), 0);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert(ret == PTHREAD_CANCELED);
+	ck_assert(x.cleanup_ran);
+	ck_assert_msg(x.cleanup_held, "cleanup handler ran without the mutex");
+	/* The cancelled waiter left: the mutex and the condition are free. */
+	ck_assert_int_eq(pthread_mutex_trylock(&x.m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&x.m), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&x.c), 0);
+}
+END_TEST
+
+/* ---- process-shared condition variables stay glibc's ---- */
+
+START_TEST(test_pshared_cond_is_glibc)
+{
+	struct shared {
+		pthread_mutex_t m;
+		pthread_cond_t c;
+		int flag;
+	} *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+	int status;
+	pid_t pid;
+
+	ck_assert(s != MAP_FAILED);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_mutex_init(&s->m, &ma), 0);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_cond_init(&s->c, &ca), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		pthread_mutex_lock(&s->m);
+		while (!s->flag)
+			pthread_cond_wait(&s->c, &s->m);
+		pthread_mutex_unlock(&s->m);
+		_exit(0);
+	}
+	sleep_ns(20 * NSEC_PER_MSEC);
+	pthread_mutex_lock(&s->m);
+	s->flag = 1;
+	ck_assert_int_eq(pthread_cond_broadcast(&s->c), 0);
+	pthread_mutex_unlock(&s->m);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	munmap(s, sizeof(*s));
+}
+END_TEST
+
+static Suite *pthread_cond_suite(void)
+{
+	Suite *s = suite_create("pthread_cond under libtofutex-pthread");
+	TCase *tc;
+
+	tc = tcase_create("preload");
+	tcase_add_test(tc, test_preload_in_effect);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wake");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_producer_consumer, 0, M_COUNT);
+	tcase_add_loop_test(tc, test_broadcast_all, 0, M_COUNT);
+	tcase_add_test(tc, test_destroy_after_broadcast);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_errors, 0, M_COUNT);
+	tcase_add_test(tc, test_condattr_monotonic);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("cancel");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_cancel_waiter, 0, M_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("glibc");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_pshared_cond_is_glibc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pthread_cond_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

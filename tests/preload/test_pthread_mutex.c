@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, mutexes: a dynamically linked program
+ * that calls glibc's pthread_mutex_* names and runs under tofutex-run
+ * (LD_PRELOAD). Every documented error return of each type, mutual
+ * exclusion, the pass-through of robust, priority-inheritance and
+ * process-shared mutexes to glibc, fork() with held locks, and a thread
+ * that exits holding a lock. The first test fails when the preload is not
+ * in effect, so that the rest cannot pass on glibc's own mutexes.
+ */
+#include <dlfcn.h>
+#include <sys/wait.h>
+
+#include "../common.h"
+
+#define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
+
+/* The types that run on TO locks, and how each is made. */
+enum { T_STATIC, T_NORMAL, T_DEFAULT, T_ADAPTIVE, T_ERRORCHECK, T_RECURSIVE,
+       T_COUNT };
+
+static void mutex_make(pthread_mutex_t *m, int t)
+{
+	static const int kind[T_COUNT] = {
+		0, PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_DEFAULT,
+		PTHREAD_MUTEX_ADAPTIVE_NP, PTHREAD_MUTEX_ERRORCHECK,
+		PTHREAD_MUTEX_RECURSIVE,
+	};
+	pthread_mutexattr_t a;
+
+	if (t == T_STATIC) {
+		*m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+		return;
+	}
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&a, kind[t]), 0);
+	ck_assert_int_eq(pthread_mutex_init(m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+}
+
+static bool deadlocks(int t)
+{
+	return t != T_ERRORCHECK && t != T_RECURSIVE;
+}
+
+/* Run @fn(@m) in a new thread, return its result. */
+struct call {
+	int (*fn)(pthread_mutex_t *);
+	pthread_mutex_t *m;
+	int ret;
+};
+
+static void *call_main(void *arg)
+{
+	struct call *c = arg;
+
+	c->ret = c->fn(c->m);
+	return NULL;
+}
+
+static int in_thread(int (*fn)(pthread_mutex_t *), pthread_mutex_t *m)
+{
+	struct call c = { .fn = fn, .m = m, .ret = -1 };
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, call_main, &c), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	return c.ret;
+}
+
+static int lock_and_exit(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+static int timedlock_soon(pthread_mutex_t *m)
+{
+	struct timespec ts = realtime_in(50 * NSEC_PER_MSEC);
+
+	return pthread_mutex_timedlock(m, &ts);
+}
+
+/* The preload is in effect, and a mutex's __lock holds its owner's TID. */
+START_TEST(test_preload_in_effect)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	Dl_info info;
+
+	ck_assert(dladdr((void *)pthread_mutex_lock, &info));
+	ck_assert_msg(info.dli_fname &&
+		      strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME),
+		      "pthread_mutex_lock is %s's, not the preload's: run under tofutex-run",
+		      info.dli_fname ? info.dli_fname : "?");
+	ck_assert(dladdr((void *)pthread_cond_wait, &info));
+	ck_assert(strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME));
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_uint_eq((uint32_t)m.__data.__lock, test_gettid());
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(m.__data.__lock, 0);
+}
+END_TEST
+
+/* ---- errors, by type (_i: the type) ---- */
+
+START_TEST(test_relock_by_owner)
+{
+	pthread_mutex_t m;
+	struct timespec ts, mono;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ts = realtime_in(20 * NSEC_PER_MSEC);
+	mono = ts_in(20 * NSEC_PER_MSEC);
+	if (deadlocks(_i)) {
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), ETIMEDOUT);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &mono), ETIMEDOUT);
+		ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+	} else if (_i == T_ERRORCHECK) {
+		ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK);
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), EDEADLK);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &mono), EDEADLK);
+		ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+	} else {
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), 0);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &mono), 0);
+		ck_assert_int_eq(pthread_mutex_trylock(&m), 0);
+		/* Five levels: held until the fifth unlock. */
+		for (int i = 0; i < 4; i++) {
+			ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+			ck_assert_int_eq(in_thread(pthread_mutex_trylock, &m),
+					 EBUSY);
+		}
+	}
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(in_thread(pthread_mutex_trylock, &m), 0);
+}
+END_TEST
+
+START_TEST(test_unlock_by_other)
+{
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	if (deadlocks(_i)) {
+		/* glibc releases a NORMAL mutex for whoever unlocks it. */
+		ck_assert_int_eq(in_thread(pthread_mutex_unlock, &m), 0);
+		ck_assert_int_eq(in_thread(pthread_mutex_trylock, &m), 0);
+	} else {
+		ck_assert_int_eq(in_thread(pthread_mutex_unlock, &m), EPERM);
+		ck_assert_int_eq(in_thread(pthread_mutex_trylock, &m), EBUSY);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_unlock_free)
+{
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), deadlocks(_i) ? 0 : EPERM);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+}
+END_TEST
+
+START_TEST(test_held_by_other)
+{
+	pthread_mutex_t m;
+	struct timespec bad = { .tv_sec = 0, .tv_nsec = 1000000000 };
+	struct timespec neg = { .tv_sec = 0, .tv_nsec = -1 };
+	struct timespec mono;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(in_thread(lock_and_exit, &m), 0);
+	/* The owner has exited: the mutex stays locked (not robust). */
+	ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+	ck_assert_int_eq(timedlock_soon(&m), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(timedlock_soon, &m), ETIMEDOUT);
+	mono = ts_in(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &mono),
+			 ETIMEDOUT);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad), EINVAL);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg), EINVAL);
+	mono = ts_in(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID,
+						 &mono), EINVAL);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), EBUSY);
+	ck_assert_int_eq(pthread_mutex_consistent(&m), EINVAL);
+	if (deadlocks(_i)) {
+		/* As glibc: any thread may release it. */
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+	} else {
+		ck_assert_int_eq(pthread_mutex_unlock(&m), EPERM);
+		ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+	}
+}
+END_TEST
+
+START_TEST(test_destroy)
+{
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), EBUSY);
+	ck_assert_int_eq(pthread_mutex_consistent(&m), EINVAL);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+	/* A destroyed mutex may be initialised again. */
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
+/* A waiter gets the lock when the owner lets go. */
+START_TEST(test_lock_waits_for_release)
+{
+	struct call c = { .fn = lock_and_exit, .ret = -1 };
+	pthread_mutex_t m;
+	struct timespec ts;
+	pthread_t t;
+
+	mutex_make(&m, _i);
+	c.m = &m;
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, call_main, &c), 0);
+	sleep_ns(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(c.ret, 0);
+	/* It exited holding the lock; a NORMAL unlock frees it again. */
+	if (deadlocks(_i)) {
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ts = realtime_in(TEST_WAIT_NS);
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	} else {
+		ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+	}
+}
+END_TEST
+
+/* ---- mutual exclusion, and proof that the TO lock took it ---- */
+
+struct counter {
+	pthread_mutex_t m;
+	unsigned long n;
+	unsigned long per_thread;
+	int type;
+};
+
+static void *count_main(void *arg)
+{
+	struct counter *c = arg;
+	struct timespec ts;
+	unsigned long i;
+	int r;
+
+	for (i = 0; i < c->per_thread; i++) {
+		switch (i % 3) {
+		case 0:
+			r = pthread_mutex_lock(&c->m);
+			break;
+		case 1:
+			ts = realtime_in(TEST_WAIT_NS);
+			r = pthread_mutex_timedlock(&c->m, &ts);
+			break;
+		default:
+			while ((r = pthread_mutex_trylock(&c->m)) == EBUSY)
+				sched_yield();
+		}
+		TCHECK(r == 0, "lock = %d", r);
+		if (c->type == T_RECURSIVE)
+			TCHECK(pthread_mutex_lock(&c->m) == 0, "relock");
+		c->n++;
+		if (c->type == T_RECURSIVE)
+			TCHECK(pthread_mutex_unlock(&c->m) == 0, "unlock 2");
+		r = pthread_mutex_unlock(&c->m);
+		TCHECK(r == 0, "unlock = %d", r);
+	}
+	return NULL;
+}
+
+START_TEST(test_mutual_exclusion)
+{
+	struct counter c = { .per_thread = scaled(20000, 1000), .type = _i };
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	mutex_make(&c.m, _i);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, count_main, &c), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert(join_within(t[i], NULL, 10 * TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_uint_eq(c.n, 4 * c.per_thread);
+	ck_assert_int_eq(c.m.__data.__lock, 0);
+}
+END_TEST
+
+static void *hold_main(void *arg)
+{
+	pthread_mutex_t *m = arg;
+
+	TCHECK(pthread_mutex_lock(m) == 0, "lock");
+	sleep_ns(100 * NSEC_PER_MSEC);
+	TCHECK(pthread_mutex_unlock(m) == 0, "unlock");
+	return NULL;
+}
+
+/* A lock that must wait for a sleeping owner goes to the kernel. */
+START_TEST(test_contended_lock_uses_backend)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct tofutex_stats before, after;
+	bool module = tofutex_backend() == TOFUTEX_BACKEND_MODULE;
+	pthread_t t;
+	bool held;
+
+	tfail_reset();
+	if (module)
+		ck_assert_int_eq(tofutex_stats(TOFUTEX_STATS_PROCESS, &before), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_main, &m), 0);
+	WAIT_UNTIL(held, __atomic_load_n(&m.__data.__lock, __ATOMIC_ACQUIRE),
+		   TEST_WAIT_NS);
+	ck_assert(held);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_uint_eq((uint32_t)m.__data.__lock & TOFUTEX_TID_MASK,
+			  test_gettid());
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	tfail_assert();
+	if (module) {
+		ck_assert_int_eq(tofutex_stats(TOFUTEX_STATS_PROCESS, &after), 0);
+		ck_assert_uint_gt(after.lock_calls, before.lock_calls);
+	}
+}
+END_TEST
+
+/* ---- glibc's mutexes stay glibc's ---- */
+
+static void glibc_mutex(pthread_mutex_t *m, int robust, int protocol,
+			int pshared, int type)
+{
+	pthread_mutexattr_t a;
+
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&a, type), 0);
+	ck_assert_int_eq(pthread_mutexattr_setrobust(&a, robust), 0);
+	ck_assert_int_eq(pthread_mutexattr_setprotocol(&a, protocol), 0);
+	ck_assert_int_eq(pthread_mutexattr_setpshared(&a, pshared), 0);
+	ck_assert_int_eq(pthread_mutex_init(m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+}
+
+START_TEST(test_robust_is_glibc)
+{
+	pthread_mutex_t m;
+
+	glibc_mutex(&m, PTHREAD_MUTEX_ROBUST, PTHREAD_PRIO_NONE,
+		    PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_NORMAL);
+	ck_assert_int_eq(in_thread(lock_and_exit, &m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&m), EOWNERDEAD);
+	ck_assert_int_eq(pthread_mutex_consistent(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
+START_TEST(test_pi_is_glibc)
+{
+	pthread_mutex_t m;
+
+	glibc_mutex(&m, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_INHERIT,
+		    PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_ERRORCHECK);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	/* glibc's PI word: the TID, and the kind says PI. */
+	ck_assert_uint_eq((uint32_t)m.__data.__lock, test_gettid());
+	ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK);
+	ck_assert_int_eq(in_thread(pthread_mutex_unlock, &m), EPERM);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
+START_TEST(test_pshared_is_glibc)
+{
+	pthread_mutex_t *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+	pid_t pid;
+
+	ck_assert(m != MAP_FAILED);
+	glibc_mutex(m, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_NONE,
+		    PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_NORMAL);
+	ck_assert_int_eq(pthread_mutex_lock(m), 0);
+	/* glibc's word: 1, not a TID. */
+	ck_assert_int_eq(m->__data.__lock, 1);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(pthread_mutex_lock(m) == 0 &&
+		      pthread_mutex_unlock(m) == 0 ? 0 : 1);
+	sleep_ns(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_unlock(m), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	munmap(m, sizeof(*m));
+}
+END_TEST
+
+/* ---- fork() ---- */
+
+static pthread_mutex_t fork_m = PTHREAD_MUTEX_INITIALIZER;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&fork_m);
+}
+
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&fork_m);
+}
+
+static void *hold_forever_main(void *arg)
+{
+	pthread_mutex_t *m = arg;
+
+	TCHECK(pthread_mutex_lock(m) == 0, "lock");
+	pause();
+	return NULL;
+}
+
+START_TEST(test_fork_with_held_locks)
+{
+	pthread_mutex_t held, mine;
+	struct timespec ts;
+	bool locked;
+	int status;
+	pthread_t t;
+	pid_t pid;
+
+	mutex_make(&held, T_ERRORCHECK);
+	mutex_make(&mine, T_NORMAL);
+	ck_assert_int_eq(pthread_atfork(fork_prepare, fork_release,
+					fork_release), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_forever_main, &held), 0);
+	WAIT_UNTIL(locked, __atomic_load_n(&held.__data.__lock,
+					   __ATOMIC_ACQUIRE), TEST_WAIT_NS);
+	ck_assert(locked);
+	ck_assert_int_eq(pthread_mutex_lock(&mine), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		/* The prepare/child idiom: the handler's unlock worked. */
+		bad |= pthread_mutex_lock(&fork_m) != 0;
+		bad |= pthread_mutex_unlock(&fork_m) != 0;
+		/* The forking thread's own lock is the child's. */
+		bad |= pthread_mutex_unlock(&mine) != 0;
+		bad |= pthread_mutex_lock(&mine) != 0;
+		bad |= pthread_mutex_unlock(&mine) != 0;
+		/* Another thread's stays held: that thread is not here. */
+		bad |= pthread_mutex_trylock(&held) != EBUSY;
+		ts = realtime_in(20 * NSEC_PER_MSEC);
+		bad |= pthread_mutex_timedlock(&held, &ts) != ETIMEDOUT;
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x", status);
+	/* The parent's view is unchanged. */
+	ck_assert_int_eq(pthread_mutex_unlock(&mine), 0);
+	ck_assert_int_eq(pthread_mutex_trylock(&held), EBUSY);
+	ck_assert_int_eq(pthread_mutex_lock(&fork_m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&fork_m), 0);
+}
+END_TEST
+
+static Suite *pthread_mutex_suite(void)
+{
+	Suite *s = suite_create("pthread_mutex under libtofutex-pthread");
+	TCase *tc;
+
+	tc = tcase_create("preload");
+	tcase_add_test(tc, test_preload_in_effect);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_relock_by_owner, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_unlock_by_other, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_unlock_free, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_held_by_other, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_destroy, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_lock_waits_for_release, 0, T_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("exclusion");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_mutual_exclusion, 0, T_COUNT);
+	tcase_add_test(tc, test_contended_lock_uses_backend);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("glibc");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_robust_is_glibc);
+	tcase_add_test(tc, test_pi_is_glibc);
+	tcase_add_test(tc, test_pshared_is_glibc);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fork");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_fork_with_held_locks);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pthread_mutex_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
