@@ -34,7 +34,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/deb
 cmd=${1-}
 shift || true
-packages=(tofutex-dkms libtofutex0 libtofutex-dev)
+packages=(tofutex-dkms libtofutex0 libtofutex-dev tofutex-run)
 # What the guests run with the package-built module: test_device (open,
 # every ioctl's argument checks, fork, unload and reload of the installed
 # .ko) and test_lock (the library's contended locks), scaled down to keep
@@ -206,7 +206,8 @@ check() {
 	step "apt-get install ${packages[*]}"
 	apt install "$out/tofutex-dkms_${version}_all.deb" \
 		"$out/libtofutex0_${version}_$arch.deb" \
-		"$out/libtofutex-dev_${version}_$arch.deb" >"$tmp/install.log" 2>&1 ||
+		"$out/libtofutex-dev_${version}_$arch.deb" \
+		"$out/tofutex-run_${version}_$arch.deb" >"$tmp/install.log" 2>&1 ||
 		{ cat "$tmp/install.log" >&2; die "installing the packages failed"; }
 	grep -E '^(Building|Done|Module build|tofutex-dkms)' "$tmp/install.log" || true
 	dpkg -L "${packages[@]}" | sort -u >"$tmp/files"
@@ -247,6 +248,14 @@ check() {
 		build_test "$t"
 	done
 	echo "ok: ${guest_tests[*]} from tests/: cc -static ... \$(pkg-config --static --cflags --libs tofutex)"
+
+	step "tofutex-run from the package"
+	# A dynamically linked program from the system, with the packaged
+	# preload library mapped into it.
+	maps=$(tofutex-run grep -c libtofutex-pthread /proc/self/maps) ||
+		die "tofutex-run grep ... failed"
+	[ "$maps" -ge 1 ] || die "tofutex-run did not preload libtofutex-pthread.so"
+	echo "ok: tofutex-run grep: libtofutex-pthread.so mapped ($maps mappings)"
 
 	step "guests with the DKMS-built module"
 	for k in $list; do
