@@ -151,7 +151,7 @@ $(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
 
 build/lib/pthread-pic/%.o: lib/pthread/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
 	$(CC) -shared -pthread -Wl,-soname,libtofutex-pthread.so.$(SOVERSION) \
@@ -162,7 +162,7 @@ $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
 # Dynamic, as the programs it starts: it finds the library in ../lib.
 $(RUN_BIN): lib/pthread/tofutex-run.c
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -DTOFUTEX_RUN_LIBDIR='"$(LIBDIR)"' \
+	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -DTOFUTEX_RUN_LIBDIR='"$(LIBDIR)"' \
 		$(LDFLAGS) -o $@ $<
 
 build/tests/obj/%.o: tests/%.c | $(UAPI_LINK)
