@@ -18,7 +18,7 @@
  * a fault. Its time is bounded by the parameter's maximum.
  *
  * Windows (enum tofutex_window, each a tofutex_debug_window() call):
- *   1 TOFUTEX_WINDOW_UNLOCK_UNQUEUED - lock.c, TOFUTEX_IOC_UNLOCK: after
+ *   1 TOFUTEX_WINDOW_UNLOCK_UNQUEUED - unlock.c, TOFUTEX_IOC_UNLOCK: after
  *     the lookup found no state for the word, before the word is released;
  *   2 TOFUTEX_WINDOW_COMPETE - lock.c, the top waiter's loop: after
  *     reading the word, before acting on what it read.

@@ -6,7 +6,9 @@
  * table.c    per-process tables and the lock/wait states they hold
  * stats.c    per-process and global statistics
  * uaccess.c  lock-word access: faults disabled, fault in and retry
- * lock.c     TOFUTEX_IOC_LOCK and TOFUTEX_IOC_UNLOCK
+ * lock.c     TOFUTEX_IOC_LOCK
+ * unlock.c   TOFUTEX_IOC_UNLOCK
+ * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
  * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
  * deadline.c deadlines on either clock, and the sleeps they bound
@@ -51,7 +53,7 @@ enum tofutex_state_kind {
  *           freed by the put that drops the last one, under the bucket lock
  * @lock:    protects @waiters and the operation's fields below
  * @waiters: sleeping or spinning tasks, in arrival order (struct
- *           tofutex_waiter of lock.c in a LOCK state, struct
+ *           tofutex_waiter of lock.h in a LOCK state, struct
  *           tofutex_word_waiter of waitwake.c in a WAIT state)
  * @handoff: the top lock waiter starves; the next unlock hands it the lock
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
@@ -66,6 +68,7 @@ struct tofutex_state {
 	u32 __user *uaddr;
 	enum tofutex_state_kind kind;
 	refcount_t users;
+	/* Protects the fields below it; lock.h and requeue.c detail how. */
 	spinlock_t lock;
 	struct list_head waiters;
 	bool handoff;
@@ -161,6 +164,9 @@ struct task_struct *tofutex_owner_get(u32 tid);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
+
+/* unlock.c */
+
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
 

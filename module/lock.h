@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tofutex - the TO lock's queue, shared by lock.c (TOFUTEX_IOC_LOCK) and
+ * unlock.c (TOFUTEX_IOC_UNLOCK); no other file uses it.
+ *
+ * Locking and lifetimes: state->lock protects state->waiters,
+ * state->handoff and every waiter's @top_since and @handed_off. A waiter
+ * is on the list only while its task is inside LOCK holding a use of the
+ * state, so an unlocker that finds it under state->lock may take a
+ * reference on its task, to wake it after dropping the lock. A struct
+ * tofutex_locker lives on the stack of one LOCK or UNLOCK call.
+ */
+#ifndef _TOFUTEX_LOCK_H
+#define _TOFUTEX_LOCK_H
+
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/types.h>
+
+#include "tofutex.h"
+
+/**
+ * struct tofutex_waiter - a task inside TOFUTEX_IOC_LOCK
+ * @node:       entry in state->waiters
+ * @task:       the waiting task
+ * @vpid:       its TID, as written into the word on a hand-off
+ * @top_since:  when it became top waiter (ns, monotonic)
+ * @handed_off: an unlocker gave it the lock; it owns the word now
+ */
+struct tofutex_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	u32 vpid;
+	u64 top_since;
+	bool handed_off;
+};
+
+/**
+ * struct tofutex_locker - one LOCK or UNLOCK call in progress
+ * @table:    the caller's process table
+ * @state:    the word's state, with a use held
+ * @uaddr:    the lock word
+ * @deadline: when the call gives up (LOCK only)
+ * @waiter:   the caller's queue entry (UNLOCK uses only its @vpid)
+ * @sleeps:   how many times the caller slept (LOCK only)
+ */
+struct tofutex_locker {
+	struct tofutex_table *table;
+	struct tofutex_state *state;
+	u32 __user *uaddr;
+	struct tofutex_deadline deadline;
+	struct tofutex_waiter waiter;
+	unsigned int sleeps;
+};
+
+/* The owner's TID in a lock word, without the WAITERS and OWNER_DIED bits. */
+static inline u32 tofutex_tid(u32 word)
+{
+	return word & TOFUTEX_TID_MASK;
+}
+
+/**
+ * tofutex_wake_task() - wake a task pinned under a lock, after dropping it
+ * @task: the task with a reference held, or NULL
+ *
+ * Waking outside state->lock keeps its hold time short, as futex's wake_q
+ * does (wake_q_add() is not exported). The task may have stopped waiting
+ * meanwhile; the wake-up is then spurious, which every sleep loop here
+ * tolerates by re-checking its condition.
+ */
+static inline void tofutex_wake_task(struct task_struct *task)
+{
+	if (!task)
+		return;
+	wake_up_process(task);
+	put_task_struct(task);
+}
+
+#endif /* _TOFUTEX_LOCK_H */

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - throughput-optimised (TO) locks, the release side:
+ * TOFUTEX_IOC_UNLOCK.
+ *
+ * User space releases the lock word (uapi/tofutex.h) with a cmpxchg and
+ * calls in here only when it finds WAITERS set. UNLOCK releases the word,
+ * or hands it to a starving top waiter, and wakes the top waiter; lock.c
+ * describes the queue, the top waiter and when it asks for a hand-off.
+ *
+ * Locking and lifetimes
+ * ---------------------
+ * The word is read and released under state->lock, so that the top waiter
+ * found there is the one the release is for; the waiter is pinned there
+ * and woken after the lock is dropped (lock.h). User words are touched
+ * under state->lock only with page faults disabled; on a fault the lock is
+ * dropped, the page faulted in (uaccess.c) and the pass done again.
+ *
+ * UNLOCK of a word that has no state releases it under the bucket lock
+ * (tofutex_state_get_or()), so that a locker that creates the state
+ * meanwhile either sees the released word or is found and woken.
+ *
+ * Retries and signals
+ * -------------------
+ * A pass whose cmpxchg found the word changed did nothing and is retried.
+ * A word that keeps changing (a buggy program) must not keep the caller in
+ * the kernel: every retry offers to reschedule and checks for a signal,
+ * restarting the call after a signal handler (-ERESTARTNOINTR: an unlock
+ * is never given up half done).
+ *
+ * Moved WAIT waiters: every successful UNLOCK also wakes one WAIT waiter
+ * that TOFUTEX_IOC_REQUEUE moved onto the lock (tofutex_requeue_release(),
+ * requeue.c).
+ */
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/uaccess.h>
+
+#include "lock.h"
+#include "tofutex.h"
+
+/**
+ * tofutex_release_word() - release or hand off the word under state->lock
+ * @uaddr:   the lock word
+ * @vpid:    the unlocking task's TID
+ * @word:    the word as read under state->lock
+ * @top:     the top waiter, or NULL
+ * @handoff: the top waiter asked for a hand-off
+ *
+ * The word holds either the caller's TID (it releases) or no TID (user
+ * space released it already, keeping WAITERS); any other TID means the
+ * lock was stolen meanwhile, or was never the caller's, and it is left
+ * alone.
+ *
+ * Return: 1 when the top waiter should be woken, 0 when there is nothing
+ * to do, -EAGAIN when the word changed under the cmpxchg, -EFAULT.
+ */
+static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
+				struct tofutex_waiter *top, bool handoff)
+{
+	u32 tid = tofutex_tid(word), newval, cur;
+
+	if (tid != vpid && tid)
+		return 0;
+	if (top && handoff)
+		newval = top->vpid;
+	else if (tid || !top)
+		newval = 0;
+	else
+		return 1;
+
+	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word, newval))
+		return -EFAULT;
+	if (cur != word)
+		return -EAGAIN;
+	if (top && handoff)
+		top->handed_off = true;
+	return top ? 1 : 0;
+}
+
+/**
+ * tofutex_unlock_queued() - UNLOCK when the word has a kernel state
+ * @lk:    table, uaddr and the caller's TID (in @lk->waiter.vpid)
+ * @woken: out: 1 when the top waiter was woken
+ *
+ * The top waiter's task is pinned under state->lock, where it cannot have
+ * left the queue, and woken after the lock is dropped.
+ *
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
+ * when the page must be faulted in.
+ */
+static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
+{
+	struct tofutex_state *state = lk->state;
+	struct task_struct *wake = NULL;
+	struct tofutex_waiter *top;
+	u32 word;
+	int ret;
+
+	spin_lock(&state->lock);
+	top = list_first_entry_or_null(&state->waiters, struct tofutex_waiter,
+				       node);
+	ret = tofutex_word_read_inatomic(lk->uaddr, &word);
+	if (!ret)
+		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
+					   top, state->handoff);
+	if (ret > 0) {
+		wake = get_task_struct(top->task);
+		*woken = 1;
+		ret = 0;
+	}
+	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
+	return ret;
+}
+
+/**
+ * tofutex_unlock_unqueued() - UNLOCK when the word has no kernel state
+ * @arg: the UNLOCK call, a struct tofutex_locker (uaddr and the caller's
+ *       TID)
+ *
+ * Called by tofutex_state_get_or() under the bucket lock, after its lookup
+ * found no state: nobody sleeps on the word, so there is no one to wake,
+ * only a word to release; its WAITERS bit is stale (its waiter timed out
+ * or was signalled). A locker sleeps only after creating the word's state
+ * under the same bucket lock and then setting WAITERS with a cmpxchg. So
+ * either its state was created first, and the lookup found it, or this
+ * release comes first, and the locker's cmpxchg sees the released word
+ * instead of sleeping.
+ *
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
+ * when the page must be faulted in.
+ */
+static int tofutex_unlock_unqueued(void *arg)
+{
+	struct tofutex_locker *lk = arg;
+	u32 word;
+
+	if (tofutex_word_read_inatomic(lk->uaddr, &word))
+		return -EFAULT;
+	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->uaddr, word);
+	return tofutex_release_word(lk->uaddr, lk->waiter.vpid, word, NULL,
+				    false);
+}
+
+/**
+ * tofutex_unlock_pass() - look the word's state up and release the word
+ * @lk:    table, uaddr and the caller's TID
+ * @woken: out: 1 when the top waiter was woken
+ *
+ * Return: 0, -EAGAIN to try again, -EINVAL (a wait word), -EFAULT, -EINTR.
+ */
+static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
+{
+	int ret;
+
+	lk->state = tofutex_state_get_or(lk->table, lk->uaddr,
+					 TOFUTEX_STATE_LOCK,
+					 tofutex_unlock_unqueued, lk);
+	if (IS_ERR(lk->state)) {
+		ret = PTR_ERR(lk->state);
+	} else if (!lk->state) {
+		ret = 0;
+	} else {
+		ret = tofutex_unlock_queued(lk, woken);
+		tofutex_state_put(lk->table, lk->state);
+	}
+	if (ret == -EFAULT) {
+		ret = tofutex_word_fault_in(lk->uaddr, true);
+		if (!ret)
+			ret = -EAGAIN;
+	}
+	return ret;
+}
+
+/**
+ * tofutex_unlock() - release a TO lock and wake its top waiter
+ * @table: the caller's process table
+ * @uaddr: the lock word, checked by tofutex_word_check()
+ * @woken: out: 1 when a waiter was woken or handed the lock
+ *
+ * A pass that found the word changed under its cmpxchg did nothing, so
+ * the call can be restarted after a signal handler; it always is
+ * (-ERESTARTNOINTR), since an unlock is not something to give up.
+ *
+ * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word,
+ * -ERESTARTNOINTR.
+ */
+static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
+			  u32 *woken)
+{
+	struct tofutex_locker lk = {
+		.table = table,
+		.uaddr = uaddr,
+		.waiter.vpid = task_pid_vnr(current),
+	};
+	int ret;
+
+	*woken = 0;
+	for (;;) {
+		ret = tofutex_unlock_pass(&lk, woken);
+		if (!ret)
+			*woken |= tofutex_requeue_release(table, uaddr);
+		if (ret != -EAGAIN)
+			return ret;
+		if (signal_pending(current))
+			return -ERESTARTNOINTR;
+		cond_resched();
+	}
+}
+
+/**
+ * tofutex_ioc_unlock() - TOFUTEX_IOC_UNLOCK
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_unlock
+ *
+ * Return: 0 or a negative error, see tofutex_unlock().
+ */
+long tofutex_ioc_unlock(struct tofutex_table *table,
+			struct tofutex_unlock __user *argp)
+{
+	struct tofutex_unlock arg;
+	u32 __user *uaddr;
+	u32 woken;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (ret)
+		return ret;
+
+	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
+	ret = tofutex_unlock(table, uaddr, &woken);
+	if (!ret && put_user(woken, &argp->woken))
+		return -EFAULT;
+	return ret;
+}
