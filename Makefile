@@ -220,13 +220,15 @@ check-kernel:
 # The fuzzer runs to its 10^6-call bound there (462-867 s measured), at
 # most 900 s. The debug kernel is built CONFIG_PREEMPT (not PREEMPT_DYNAMIC,
 # so preempt= means nothing to it): one boot, fully preemptible, where
-# might_sleep() and lockdep see the most.
+# might_sleep() and lockdep see the most. The real programs
+# (tests/programs/) run on the distro kernels only: under this kernel's
+# 10-20x slow-down they would take most of the guest's time limit.
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 TOFUTEX_FUZZ_SECONDS=900 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_QEMU_TIMEOUT ?= 1800
 check-debug:
 	@tests/deps.sh all
 	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	PREEMPT_MODES=default $(MAKE) --no-print-directory check-kernel KIMAGE="$$KIMAGE" KDIR="$$KDIR" \
+	PREEMPT_MODES=default PROGRAMS=0 $(MAKE) --no-print-directory check-kernel KIMAGE="$$KIMAGE" KDIR="$$KDIR" \
 		KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV='$(DEBUG_TEST_ENV)'
 

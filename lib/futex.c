@@ -117,12 +117,8 @@ enum tofutex__owner tofutex__owner_of(uint32_t tid)
 	return who;
 }
 
-/*
- * The owner of @w is gone or foreign: take the word from the dead owner,
- * with OWNER_DIED and WAITERS set, or say EPERM. EAGAIN: the word changed,
- * look again.
- */
-static int tofutex_futex_take_over(uint32_t *word, uint32_t tid, uint32_t w)
+int tofutex__take_from_dead(uint32_t *word, uint32_t tid, uint32_t w,
+			    uint32_t waiters)
 {
 	switch (tofutex__owner_of(w & TOFUTEX_TID_MASK)) {
 	case TOFUTEX_OWNER_LIVE:
@@ -133,7 +129,7 @@ static int tofutex_futex_take_over(uint32_t *word, uint32_t tid, uint32_t w)
 		break;
 	}
 	if (__atomic_compare_exchange_n(word, &w, tid | TOFUTEX_OWNER_DIED |
-					TOFUTEX_WAITERS, false,
+					waiters, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return EOWNERDEAD;
 	return EAGAIN;
@@ -156,7 +152,8 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 		}
 		if (check_owner) {
 			check_owner = false;
-			err = tofutex_futex_take_over(word, tid, w);
+			err = tofutex__take_from_dead(word, tid, w,
+						      TOFUTEX_WAITERS);
 			if (err != EBUSY && err != EAGAIN)
 				return err;
 			if (err == EAGAIN) {

@@ -197,6 +197,14 @@ enum tofutex__owner {
 };
 TOFUTEX_HIDDEN enum tofutex__owner tofutex__owner_of(uint32_t tid);
 /*
+ * futex.c: @word held as @w by another thread: take it over with
+ * OWNER_DIED and @waiters (0 or TOFUTEX_WAITERS) if that thread is dead
+ * (EOWNERDEAD), EPERM if it is another process's, EBUSY if it lives,
+ * EAGAIN if the word changed meanwhile.
+ */
+TOFUTEX_HIDDEN int tofutex__take_from_dead(uint32_t *word, uint32_t tid,
+					   uint32_t w, uint32_t waiters);
+/*
  * futex.c: take the held lock word @word on the futex backend: sleep with
  * WAITERS set, take over from a dead owner. Returns 0, EOWNERDEAD,
  * ETIMEDOUT or EPERM (a live owner of another process).

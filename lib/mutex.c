@@ -320,31 +320,6 @@ int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 							  &forever));
 }
 
-/*
- * Trylock found the word held by @word's owner: take it over if that
- * thread is dead (EOWNERDEAD), EPERM if it belongs to another process,
- * EAGAIN if the word changed meanwhile, else EBUSY. The WAITERS bit is
- * kept, so that our unlock wakes whoever waits.
- */
-static int tofutex_mutex_try_dead(tofutex_mutex_t *m, uint32_t tid,
-				  uint32_t word)
-{
-	switch (tofutex__owner_of(word & TOFUTEX_TID_MASK)) {
-	case TOFUTEX_OWNER_LIVE:
-		return EBUSY;
-	case TOFUTEX_OWNER_FOREIGN:
-		return EPERM;
-	case TOFUTEX_OWNER_DEAD:
-		break;
-	}
-	if (__atomic_compare_exchange_n(&m->word, &word,
-					(word & TOFUTEX_WAITERS) | tid |
-					TOFUTEX_OWNER_DIED, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return EOWNERDEAD;
-	return EAGAIN;
-}
-
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
 {
 	uint32_t tid, word;
@@ -373,7 +348,9 @@ int tofutex_mutex_trylock(tofutex_mutex_t *m)
 		/* EBUSY also when we own it, like pthread. */
 		if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
 			return EBUSY;
-		err = tofutex_mutex_try_dead(m, tid, word);
+		/* Keep WAITERS, so that our unlock wakes whoever waits. */
+		err = tofutex__take_from_dead(&m->word, tid, word,
+					      word & TOFUTEX_WAITERS);
 		if (err != EAGAIN)
 			break;
 		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
