@@ -125,12 +125,12 @@ START_TEST(test_clone_vm_descriptor)
 	int r;
 
 	/*
-	 * A kernel built without namespaces (the tinyconfig-based debug
-	 * kernel) has no /proc/self/ns and refuses CLONE_NEWPID.
+	 * A kernel built without PID namespaces (the tinyconfig-based debug
+	 * kernel) has no /proc/self/ns/pid and refuses CLONE_NEWPID.
 	 */
 	if ((vm_children[_i].flags & CLONE_NEWPID) &&
-	    access("/proc/self/ns", F_OK) != 0) {
-		printf("%s: no namespaces in this kernel, not tried\n",
+	    access("/proc/self/ns/pid", F_OK) != 0) {
+		printf("%s: no PID namespaces in this kernel, not tried\n",
 		       vm_children[_i].what);
 		close(fd);
 		return;

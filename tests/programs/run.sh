@@ -200,10 +200,12 @@ programs_check() {
 	# reaches the kernel, so only the results are compared.
 	prog_sysbench sysbench-mutex mutex --threads=4 --mutex-locks=500 run
 	prog_verdict "$name" "$problem"
-	# One mutex, short loops, more threads than vCPUs: owners get
-	# preempted, lockers reach the kernel.
+	# One mutex, short loops, more threads than vCPUs: lockers reach the
+	# kernel when a timer tick preempts an owner inside its short
+	# critical section, so the run must span many ticks: 30,000 locks a
+	# thread (with 3,000 a run sometimes never entered the kernel).
 	prog_sysbench sysbench-mutex-contended mutex --threads=8 --mutex-num=1 \
-		--mutex-locks=3000 --mutex-loops=10 run
+		--mutex-locks=30000 --mutex-loops=10 run
 	prog_took_to lock steals
 	prog_verdict "$name" "$problem"
 	# stress-ng's mutex stressor: plain pthread mutexes (no attributes),
