@@ -4,8 +4,8 @@
 # tests/lint-tree.sh - the tree describes the project, not its history.
 #
 # Fails, naming file and line, when a tracked source, test, script, man
-# page or README mentions tracker items ("issue 4", "stop 8", "item 3"),
-# or narrates development ("before ... was fixed", "measured here"): a
+# page or README cites a tracker item by its number (an issue, a session
+# stop or an item of either), or narrates development ("before ... was fixed", "measured here"): a
 # reader cannot check any of that against the tree. Numbers
 # belong next to the command that reproduces them. `make check` runs this
 # on the host before it boots any guest.
