@@ -17,8 +17,10 @@
 # directory):
 #   lock-raw.csv                 the CSV records, as extracted
 #   lock-summary.csv             one line per point: medians, spreads, ratio
-#   lock-<unit>-w<work>.png      throughput vs threads, one line per
-#                                implementation, min-max error bars
+#   lock-<block>.png             one chart per block (unit kind and work,
+#                                e.g. lock-pause-w10.png): throughput
+#                                relative to glibc's default mutex against
+#                                threads, one line per implementation
 # Charts need gnuplot (Debian: gnuplot-nox, installed by tests/deps.sh);
 # without it the tables are still printed and the script says so.
 set -euo pipefail
@@ -248,13 +250,14 @@ END {
 		blk = blk_list[b]
 		split(blk, bu, SUBSEP)
 		k1 = blk SUBSEP thr_list[1] SUBSEP impl_name[1]
-		printf "\n== critical section %s %s, work %s %s: throughput, kops/s, median [min-max] of %d ==\n", \
-			meta["cs_units"], bu[1], bu[2], bu[1], reps[k1]
+		blk_title = sprintf("critical section %s %s, work %s %s", meta["cs_units"], bu[1], bu[2], bu[1])
+		printf "\n== %s: throughput, kops/s, median [min-max] of %d ==\n", blk_title, reps[k1]
 		header("threads")
+		# Chart data: the ratio of medians to pthread per implementation.
 		dat = outdir "/lock-" bu[1] "-w" bu[2] ".dat"
 		printf "# threads" > dat
 		for (i = 1; i <= n_impl; i++)
-			printf " %s_med %s_min %s_max", impl_name[i], impl_name[i], impl_name[i] > dat
+			printf " %s", impl_name[i] > dat
 		printf "\n" > dat
 		for (t = 1; t <= n_thr; t++) {
 			thr = thr_list[t]
@@ -264,17 +267,18 @@ END {
 				k = blk SUBSEP thr SUBSEP impl_name[i]
 				if (k in have) {
 					cell(sprintf("%.0f[%.0f-%.0f]%s", tp[k] / 1e3, tpmin[k] / 1e3, tpmax[k] / 1e3, mark(k)))
-					printf " %.1f %.1f %.1f", tp[k] / 1e3, tpmin[k] / 1e3, tpmax[k] / 1e3 > dat
+					printf " %s", rat[k] == "n/a" ? "NaN" : sprintf("%.4f", rat[k]) > dat
 				} else {
 					cell("-")
-					printf " NaN NaN NaN" > dat
+					printf " NaN" > dat
 				}
 			}
 			printf "\n"
 			printf "\n" > dat
 		}
 		close(dat)
-		dat_list = dat_list dat "\n"
+		# The chart step reads "data file|block title" lines.
+		dat_list = dat_list dat "|" blk_title "\n"
 	}
 
 	printf "\n== ops/s ratio to pthread default (medians; \"tie\": within %.2f of 1.00) ==\n", tie
@@ -368,7 +372,7 @@ END {
 	for (t = 1; t <= n_thr; t++)
 		if (thr_list[t] + 0 > max_thr)
 			max_thr = thr_list[t] + 0
-	printf "%s|%s|%s|%s|%s|%s|%s\n", meta["kernel"], meta["vcpus"], meta["emulation"], meta["ops"], meta["reps"], meta["cs_units"], max_thr > title
+	printf "%s|%s|%s|%s|%s|%s\n", meta["kernel"], meta["vcpus"], meta["emulation"], meta["ops"], meta["reps"], max_thr > title
 }' "$raw"
 
 echo
@@ -380,33 +384,40 @@ if ! command -v gnuplot >/dev/null; then
 	exit 0
 fi
 
-IFS='|' read -r kernel vcpus emulation ops reps cs max_thr < <(tr -d "\"'" <"$title")
+IFS='|' read -r kernel vcpus emulation ops reps max_thr < <(tr -d "\"'" <"$title")
+# "TCG (hypervisor signature ...)": the first word is enough for a title.
+emulation=${emulation%% (*}
 mapfile -t names <"$impls"
-while read -r dat; do
+# Ratio tics at powers of two, small ones as fractions: 1/1024 ... 64.
+ytics=$(awk 'BEGIN {
+	for (e = -10; e <= 6; e++)
+		printf "%s\"%s\" %.10g", (e > -10 ? ", " : ""), (e < 0 ? "1/" 2 ^ -e : 2 ^ e), 2 ^ e
+}')
+while IFS='|' read -r dat block; do
 	[ -n "$dat" ] || continue
-	base=${dat%.dat}
-	block=${base##*/lock-}		# <unit>-w<work>
-	unit=${block%-w*}
-	work=${block##*-w}
-	png=$base.png
-	plot=
+	png=${dat%.dat}.png
+	# pthread is the 1.0 line itself; every other implementation is a
+	# line of its ratios (column 2 + its index among the names).
+	plot="1 with lines dt 2 lw 2 lc rgb 'black' title 'pthread = 1.0'"
 	for i in "${!names[@]}"; do
-		c=$((2 + 3 * i))
-		# Columns med, min, max of implementation i.
-		plot+="${plot:+, }'$dat' using 1:$c:$((c + 1)):$((c + 2)) with yerrorlines lw 2 title '${names[$i]}'"
+		[ "${names[$i]}" != pthread ] || continue
+		plot+=", '$dat' using 1:$((i + 2)) with linespoints lw 2 pt 7 title '${names[$i]}'"
 	done
 	gnuplot <<-EOF
 	set terminal pngcairo size 900,600 noenhanced
 	set output '$png'
-	set title "bench_lock: cs $cs $unit, work $work $unit, $ops ops/point, median of $reps (bars: min-max)\nkernel $kernel, $vcpus vCPUs, emulation: $emulation"
+	set title "Throughput relative to glibc's default mutex\n$block\nkernel $kernel, $vcpus vCPUs ($emulation); median of $reps x $ops ops"
 	set xlabel 'threads'
-	set ylabel 'kops/s (log scale)'
+	set ylabel 'ops/s ratio to glibc default mutex (log scale)'
 	set logscale x 2
 	set xrange [0.8:$max_thr * 1.25]
-	set logscale y
-	set grid
-	set key outside right
 	set xtics (1, 2, 4, 8, 16, 32, 64, 128)
+	set logscale y 2
+	set ytics ($ytics)
+	set grid
+	set key outside right top
+	set offsets 0, 0, graph 0.04, graph 0.04
+	set datafile missing 'NaN'
 	plot $plot
 	EOF
 	echo "report-lock: chart: $png"

@@ -103,12 +103,27 @@ if ! command -v gnuplot >/dev/null; then
 	echo "report-swap: gnuplot is missing (apt-get install gnuplot-nox): no chart"
 	exit 0
 fi
+# The method line, wrapped at its commas to fit the chart's width.
+title=$(awk -v w=72 '{
+	n = split($0, part, /, /)
+	line = part[1]
+	for (i = 2; i <= n; i++) {
+		if (length(line) + 2 + length(part[i]) > w) {
+			printf "%s,\\n", line
+			line = part[i]
+		} else {
+			line = line ", " part[i]
+		}
+	}
+	print line
+}' <<<"${head#bench_swap: }")
 gnuplot <<-EOF
 set terminal pngcairo size 900,600 noenhanced
 set output '$png'
-set title "ns per swap, median (bars: min-max)\n$head"
+set title "bench_swap: ns per swap, median (bars: min-max)\n$title"
 set ylabel 'ns per swap (log scale)'
 set logscale y
+set format y '%.0f'
 set grid ytics
 set key top left
 set xtics rotate by -30
