@@ -406,7 +406,7 @@ static int bench(const struct options *o)
 					v[k][ti][rep] = res.ops * 1e9 / res.ns;
 					cut[k][ti] |= res.cut;
 				}
-		printf("\n%s: ops/s, median over %u runs (ratio to pthread)\n",
+		printf("\n== %s: ops/s, median over %u runs (ratio to pthread) ==\n",
 		       wl_names[w], o->reps);
 		printf("%8s", "threads");
 		for (k = 0; k < NR_IMPLS; k++)

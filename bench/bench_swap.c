@@ -444,7 +444,7 @@ static bool bench_one(const struct options *o, enum mech m, int pin,
 	pp.budget_ns = o->budget_ns;
 	pp.pin = pin;
 	pp.validate = o->validate;
-	printf("\n------- running %s%s (%s%s) -----------\n\n",
+	printf("\n== running %s%s (%s%s) ==\n\n",
 	       mechs[m].name, pin >= 0 ? "-pinned" : "", mechs[m].what,
 	       pin >= 0 ? ", both threads on one CPU" : "");
 	for (r = 0; r < o->runs; r++) {

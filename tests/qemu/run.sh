@@ -48,8 +48,10 @@
 # How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
 # to its second serial port, which QEMU writes to a host file, and leaves
 # through the isa-debug-exit port, which makes QEMU's exit status odd. The
-# console (first serial port) is saved in build/<kver>/<mode>/console.log
-# and its tail is printed when a guest fails to report.
+# host follows that file while QEMU runs and prints each test program's
+# summary and each benchmark phase as the guest reports it. The console
+# (first serial port) is saved in build/<kver>/<mode>/console.log and its
+# tail is printed when a guest fails to report.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -157,10 +159,25 @@ bench_bins() {
 	return 0
 }
 
-# parse LABEL < results: print the guest's Check summaries and harness
-# failures; the last line is "COUNTS <passed> <failed> <ended>".
+# mawk, Debian's awk, reads a pipe in blocks: -W interactive makes it read
+# line by line, so that a streamed result shows up as it arrives.
+line_awk=(awk)
+if awk -W version 2>/dev/null | grep -q mawk; then
+	line_awk+=(-W interactive)
+fi
+
+# parse LABEL [COUNTS] < results: print the guest's Check summaries,
+# benchmark progress and harness failures, each line as soon as its record
+# arrives (results may be a stream that the guest is still writing); then
+# "COUNTS <passed> <failed> <ended>", as the last line or into the file
+# COUNTS.
 parse() {
-	awk -v k="$1" '
+	# shellcheck disable=SC2016 # the program is awk
+	"${line_awk[@]}" -v k="$1" -v counts="${2-}" '
+	function out(s) {
+		print s
+		fflush()
+	}
 	function rest(n,   s, i) {	# fields n.. of the current line
 		s = $0
 		for (i = 1; i < n; i++)
@@ -175,33 +192,43 @@ parse() {
 			split(substr(summary, RSTART, RLENGTH), a, /[^0-9]+/)
 			pass += a[2] - a[3] - a[4]
 			fail += a[3] + a[4]
-			printf "[%s] %s: %s (%s s)\n", k, name, summary, secs
+			out(sprintf("[%s] %s: %s (%s s)", k, name, summary, secs))
 			if (rc != 0 && a[3] + a[4] == 0) {
 				fail++
-				printf "[%s] %s: FAIL: exit status %s although no Check test failed\n", k, name, rc
+				out(sprintf("[%s] %s: FAIL: exit status %s although no Check test failed", k, name, rc))
 			}
 		} else {
 			fail++
-			printf "[%s] %s: FAIL: no Check summary (exit status %s%s)\n", k, name, rc,
-				rc == 124 || rc == 143 ? ": timed out" : ""
+			out(sprintf("[%s] %s: FAIL: no Check summary (exit status %s%s)", k, name, rc,
+				rc == 124 || rc == 143 ? ": timed out" : ""))
 		}
 		next
 	}
-	/^@@DETAIL / { printf "[%s]     %s: %s\n", k, $2, rest(3); next }
+	/^@@DETAIL / { out(sprintf("[%s]     %s: %s", k, $2, rest(3))); next }
 	/^@@STEP / {
 		if ($3 != "ok") {
 			fail++
-			printf "[%s] harness: %s FAILED: %s\n", k, $2, rest(4)
+			out(sprintf("[%s] harness: %s FAILED: %s", k, $2, rest(4)))
 		} else {
 			ok = ok (ok == "" ? "" : ", ") $2 " ok"
 		}
 		next
 	}
+	/^@@BENCH-BEGIN / { out(sprintf("[%s] %s: started", k, $2)); next }
+	/^@@PROGRESS / {
+		secs = $3; sub(/^secs=/, "", secs)
+		out(sprintf("[%s] %s: %s s: %s", k, $2, secs, rest(4)))
+		next
+	}
 	/^@@BENCH-END / {
 		rc = $3; sub(/^rc=/, "", rc)
+		secs = $4; sub(/^secs=/, "", secs)
 		if (rc != 0) {
 			fail++
-			printf "[%s] %s: FAIL: exit status %s\n", k, $2, rc
+			out(sprintf("[%s] %s: FAIL: exit status %s%s", k, $2, rc,
+				rc == 124 || rc == 143 ? " (timed out)" : ""))
+		} else {
+			out(sprintf("[%s] %s: done in %.0f s", k, $2, secs))
 		}
 		next
 	}
@@ -214,6 +241,9 @@ parse() {
 			if ($i ~ /^cpus=/)
 				cpus = substr($i, 6)
 		}
+		# A guest on the kernel default model: name the model it reports.
+		if (k !~ / preempt=/ && model != "" && model != "fixed")
+			k = k " preempt=" model
 		next
 	}
 	/^@@END / {
@@ -224,11 +254,14 @@ parse() {
 	}
 	END {
 		if (ok != "")
-			printf "[%s] harness: %s\n", k, ok
+			out(sprintf("[%s] harness: %s", k, ok))
 		if (boot != "" && end_up != "")
-			printf "[%s] guest: %s vCPUs, preemption %s; user space up %.1f s after boot, done at %.1f s\n",
-				k, cpus, model, boot, end_up
-		printf "COUNTS %d %d %d\n", pass, fail, ended
+			out(sprintf("[%s] guest: %s vCPUs, preemption %s; user space up %.1f s after boot, done at %.1f s",
+				k, cpus, model, boot, end_up))
+		if (counts == "")
+			printf "COUNTS %d %d %d\n", pass, fail, ended
+		else
+			printf "COUNTS %d %d %d\n", pass, fail, ended > counts
 	}'
 }
 
@@ -244,6 +277,7 @@ split_bench() {
 	awk -v dir="$dir" '
 	/^@@BENCH-BEGIN / { out = dir "/" $2 ".txt"; printf "" > out; next }
 	/^@@BENCH-END / { close(out); out = ""; next }
+	/^@@/ { next }
 	out != "" { print > out }' "$results"
 	for f in "$dir"/*.txt; do
 		[ -e "$f" ] || continue
@@ -271,12 +305,16 @@ total_fail=0
 
 # account LABEL PARSED_OUTPUT: print it and add its counts to the totals.
 account() {
-	local label=$1 parsed=$2 counts
+	sed '$d' <<<"$2"
+	tally "$1" "$(tail -n 1 <<<"$2")"
+}
 
-	counts=$(tail -n 1 <<<"$parsed")
-	sed '$d' <<<"$parsed"
-	# shellcheck disable=SC2086 # "COUNTS <passed> <failed> <ended>"
-	set -- $counts
+# tally LABEL "COUNTS <passed> <failed> <ended>": add to the totals.
+tally() {
+	local label=$1
+
+	# shellcheck disable=SC2086 # one count per word
+	set -- $2
 	total_pass=$((total_pass + $2))
 	total_fail=$((total_fail + $3))
 	if [ "$4" != 1 ]; then
@@ -289,7 +327,7 @@ account() {
 # own preemption model (PREEMPT "default") or preempt=PREEMPT.
 guest() {
 	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
-	local timeout test_timeout status start secs parsed qemu append bin accel
+	local timeout test_timeout status start secs qemu append bin accel qpid fpid
 
 	kver=$("$here/kernels.sh" kver "$kdir")
 	if [ -n "${GUEST_KO-}" ]; then
@@ -378,15 +416,27 @@ guest() {
 
 	echo "== $name: booting $kimage ($mode, timeout ${timeout} s)"
 	echo "== $name: qemu -accel $accel -smp 2; kernel command line: $append"
-	rm -f "$results" "$console"
+	rm -f "$console" "$dir/counts"
+	: >"$results"
 	start=$(date +%s.%N)
 	status=0
-	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null || status=$?
+	# The results are parsed while the guest writes them, so that each
+	# test's summary and each benchmark phase shows up as it ends. QEMU
+	# runs in the background for that, where SIGINT is ignored: the trap
+	# passes an interrupt on. tail --pid reads to the end once QEMU is gone.
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null &
+	qpid=$!
+	trap 'kill "$qpid" 2>/dev/null; exit 130' INT TERM
+	tail --pid="$qpid" -s 0.5 -n +1 -F "$results" 2>/dev/null |
+		parse "$name" "$dir/counts" &
+	fpid=$!
+	wait "$qpid" || status=$?
+	trap - INT TERM
+	wait "$fpid" || true
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-	touch "$results" "$console"
+	touch "$console"
 
-	parsed=$(parse "$name" <"$results")
-	account "$name" "$parsed"
+	tally "$name" "$(cat "$dir/counts" 2>/dev/null || echo "COUNTS 0 1 0")"
 	if [ $((status % 2)) = 1 ]; then
 		echo "[$name] guest finished in $secs s (exit port: $((status >> 1)))"
 	else
@@ -477,9 +527,11 @@ host() {
 		for bin in $(bench_bins); do
 			name=${bin##*/}
 			rc=0
+			t0=$(date +%s.%N)
 			echo "@@BENCH-BEGIN $name" >>"$results"
 			"$bin" >>"$results" 2>&1 || rc=$?
-			echo "@@BENCH-END $name rc=$rc" >>"$results"
+			secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+			echo "@@BENCH-END $name rc=$rc secs=$secs" >>"$results"
 		done
 	fi
 	echo "@@END host" >>"$results"
