@@ -9,7 +9,9 @@
 #                     results; then print one line "N passed, N failed"
 #   bench [KVER...]   the same with the benchmark programs, on one kernel
 #                     by default (kernels.sh bench); raw output is saved in
-#                     build/bench/<kernel>/<program>.txt
+#                     build/bench/<kernel>/<program>.txt, the summary
+#                     tables are printed and written with the charts to
+#                     build/bench/<kernel>/report.md (bench/report-page.sh)
 #   check-host        the test programs on this machine (module loaded)
 #   check-native      the library suites (tests/test_lib_*.c) on this
 #                     machine with the futex backend: no module, no QEMU;
@@ -265,38 +267,42 @@ parse() {
 	}'
 }
 
-# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt.
-# bench/report-NAME.sh, where there is one, prints the tables of
-# bench_NAME's output and makes its charts; a program without a report is
-# printed as it is. The raw files are named at the end.
+# split_bench RESULTS DIR: each program's raw output to DIR/<program>.txt;
+# bench/report-NAME.sh, where there is one, makes the tables and charts of
+# bench_NAME's into DIR/NAME-report.txt; bench/report-page.sh prints the
+# summary tables and writes DIR/report.md. The files are named at the end.
 split_bench() {
-	local results=$1 dir=$2 f report
+	local results=$1 dir=$2 f name report rel=${2#"$top"/}
 
 	mkdir -p "$dir"
-	rm -f "$dir"/*.txt
+	rm -f "$dir"/*.txt "$dir"/*.csv "$dir"/*.png "$dir"/report.md
 	awk -v dir="$dir" '
 	/^@@BENCH-BEGIN / { out = dir "/" $2 ".txt"; printf "" > out; next }
 	/^@@BENCH-END / { close(out); out = ""; next }
 	/^@@/ { next }
 	out != "" { print > out }' "$results"
-	for f in "$dir"/*.txt; do
+	for f in "$dir"/bench_*.txt; do
 		[ -e "$f" ] || continue
-		report=$top/bench/report-$(basename "$f" .txt | sed 's/^bench_//').sh
-		if [ ! -x "$report" ]; then
-			echo "---- ${f#"$top"/}"
-			cat "$f"
-			continue
-		fi
-		echo "---- ${report#"$top"/} ${f#"$top"/}"
-		if ! "$report" "$f"; then
+		name=$(basename "$f" .txt)
+		name=${name#bench_}
+		report=$top/bench/report-$name.sh
+		[ -x "$report" ] || continue
+		if ! "$report" "$f" >"$dir/$name-report.txt" 2>&1; then
 			total_fail=$((total_fail + 1))
-			echo "${report#"$top"/}: FAILED"
+			echo "${report#"$top"/}: FAILED:"
+			tail -n 20 "$dir/$name-report.txt"
 		fi
 	done
-	echo "---- raw output and charts in ${dir#"$top"/}/:"
+	if ! "$top/bench/report-page.sh" "$dir"; then
+		total_fail=$((total_fail + 1))
+		echo "bench/report-page.sh: FAILED"
+	fi
+	echo
+	echo "==== report with charts and tables: $rel/report.md"
+	echo "==== raw output, CSV and full reports in $rel/:"
 	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.png; do
-		[ -e "$f" ] && echo "  ${f##*/}"
-	done
+		[ -e "$f" ] && echo "${f##*/}"
+	done | paste -sd' ' | fold -s -w 76 | sed 's/^/  /'
 	return 0
 }
 
@@ -647,7 +653,7 @@ check|check-host|check-native)
 	;;
 *)
 	if [ "$total_fail" = 0 ]; then
-		echo "benchmarks finished; raw output in build/bench/"
+		echo "benchmarks finished"
 	else
 		echo "benchmarks: $total_fail failures (see above)"
 	fi
