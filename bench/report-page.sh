@@ -49,7 +49,7 @@ tables() {
 	[ -r "$1" ] || return 0
 	sed -E '/^method: /d; /^== bench_[a-z]+ report ==$/d
 		/^report-[a-z]+: (csv|chart|raw records|point summary|wrote)/d
-		/^wrote /d; s/^report-[a-z]+: //' "$1" | awk 'NF || seen++'
+		/^wrote /d; s/^report-[a-z]+: //' "$1" | awk 'NF { seen = 1 } seen'
 }
 
 # method REPORT...: the "method: key = value" lines of the reports, each
@@ -102,7 +102,10 @@ print_block() {
 		text=${text#"$first"}
 		text=${text#$'\n'}
 	fi
-	if [ "$style" = md ]; then
+	if [ "$style" = md ] && [[ $text == '| '* ]]; then
+		# Already a Markdown table (report-programs.sh).
+		printf '\n## %s\n\n%s\n' "$title" "$text"
+	elif [ "$style" = md ]; then
 		printf '\n## %s\n\n%s\n%s\n%s\n' "$title" "$fence" "$text" "$fence"
 	else
 		printf '\n== %s ==\n%s\n' "$title" "$text"
