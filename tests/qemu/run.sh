@@ -428,8 +428,10 @@ guest() {
 	status=0
 	# The results are parsed while the guest writes them, so that each
 	# test's summary and each benchmark phase shows up as it ends. QEMU
-	# runs in the background for that, where SIGINT is ignored: the trap
-	# passes an interrupt on. tail --pid reads to the end once QEMU is gone.
+	# runs in the background for that, under timeout, in a process group
+	# of its own that the terminal's SIGINT does not reach: the trap
+	# passes an interrupt on (timeout sends QEMU SIGTERM). tail --pid
+	# reads to the end once QEMU is gone.
 	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null &
 	qpid=$!
 	trap 'kill "$qpid" 2>/dev/null; exit 130' INT TERM
