@@ -185,10 +185,13 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
-build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
+# A benchmark that outgrew one file keeps its other parts in bench/<name>/
+# (*.c compiled into it, *.h its own headers).
+.SECONDEXPANSION:
+build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
-		$(LIB_A) $(SYS_LIBS)
+		$(wildcard bench/$*/*.c) $(LIB_A) $(SYS_LIBS)
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
 	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
