@@ -30,6 +30,15 @@
 #define DEF_SAMPLE	16U
 #define DEF_UNCONTENDED	1000000UL
 #define DEF_BUDGET	0.5	/* seconds per run */
+#define DEF_BLOCKING	"sleep,fault"
+/*
+ * The oversubscribed block's critical section: ten times the default, so
+ * that an owner is preempted inside it often enough to matter (an owner
+ * off-CPU in 1-4 % of operations at 50 units, against <= 0.4 % at 5).
+ */
+#define DEF_LONG_CS	50U
+/* Its thread counts, as multiples of the CPUs online. */
+#define OVERSUB_FACTORS	{ 2, 4, 8 }
 /* Operations between two looks at the clock when latency is not sampled. */
 #define CHECK_EVERY	16U
 
@@ -77,6 +86,22 @@ _Static_assert(NR_IMPLS <= MAX_NAMES && NR_UNITS <= MAX_NAMES,
 
 extern const char *const unit_names[NR_UNITS];
 
+/*
+ * What the critical section does besides its K units: nothing (plain), or
+ * block the owner: sleep (usleep(1): the owner sleeps on a timer), fault
+ * (the owner writes to its own page, which it dropped with
+ * madvise(MADV_DONTNEED) after its previous critical section: a page fault
+ * that allocates and zeroes a page).
+ */
+enum cs_kind {
+	CS_PLAIN,
+	CS_SLEEP,
+	CS_FAULT,
+	NR_CS_KINDS
+};
+
+extern const char *const cs_kind_names[NR_CS_KINDS];
+
 struct options {
 	unsigned int threads[MAX_LIST];
 	unsigned int n_threads;
@@ -93,6 +118,9 @@ struct options {
 	unsigned int sample;		/* every sample-th op; 0: none */
 	unsigned long uncontended;	/* ops of the 1-thread test; 0: none */
 	double budget;			/* seconds a run may take; 0: no limit */
+	enum cs_kind blocking[NR_CS_KINDS];	/* the blocking blocks */
+	unsigned int n_blocking;
+	unsigned int long_cs;		/* oversubscribed block's K; 0: none */
 	const char *csv_path;
 	const char *emulation;		/* NULL: detect */
 };
@@ -157,6 +185,7 @@ struct result {
 struct point {
 	enum impl_id impl;
 	enum unit_kind unit;
+	enum cs_kind kind;
 	unsigned int cs, work, threads, sample;
 	unsigned int check;	/* clock read every check ops without sample */
 	unsigned long ops;
@@ -167,10 +196,20 @@ struct summary {
 	double med, min, max;
 };
 
-/* Results of one block (unit kind, work): [threads][impl][rep]. */
+/*
+ * One block: a unit kind, a critical section (K units and what else it
+ * does) and W, run at each of its thread counts; its results are
+ * [threads][impl][rep]. serial_ns is the critical section's time alone,
+ * measured in one thread without a lock: 1e9 / serial_ns ops/s is the
+ * most any lock can reach on this block.
+ */
 struct block {
 	enum unit_kind unit;
-	unsigned int work;
+	enum cs_kind kind;
+	unsigned int cs, work;
+	unsigned int threads[MAX_LIST];
+	unsigned int n_threads;
+	double serial_ns;
 	struct result *res;
 	bool skipped[NR_IMPLS];
 };
@@ -184,6 +223,8 @@ static inline struct result *block_res(const struct options *o,
 
 /* run.c */
 void run_once(const struct point *p, struct result *res);
+double serial_cs_ns(enum unit_kind unit, enum cs_kind kind, unsigned int cs,
+		    double clock_ns);
 
 /* report.c */
 int cmp_double(const void *a, const void *b);
@@ -194,9 +235,11 @@ struct summary summarize(const struct result *res, unsigned int reps,
 void __attribute__((format(printf, 1, 2))) csv(const char *fmt, ...);
 void csv_meta(const char *key, const char *value);
 void csv_header(void);
-void csv_run(enum impl_id impl, enum unit_kind unit, unsigned int cs,
-	     unsigned int work, unsigned int threads, unsigned int rep,
-	     unsigned long ops, const struct result *res);
+void csv_run(const struct block *b, enum impl_id impl, unsigned int threads,
+	     unsigned int rep, unsigned long ops, const struct result *res);
+void csv_bound(const struct block *b);
+void block_label(const struct options *o, const struct block *b, char *buf,
+		 size_t len);
 void print_cell(const char *s);
 void print_block(const struct options *o, const struct block *b);
 void print_summary(const struct options *o, const struct block *blocks,
@@ -210,7 +253,7 @@ double ns_per_pause(void);
 double ns_per_loop_iter(void);
 double ns_per_clock_gettime(void);
 void print_method(const struct options *o, double pause_ns, double iter_ns,
-		  double clock_ns, bool tofutex_loaded);
+		  double clock_ns, int tofutex_backend);
 
 /* options.c */
 void env_options(int *argc, char ***argv);

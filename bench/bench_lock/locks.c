@@ -26,6 +26,12 @@ const char *const unit_names[NR_UNITS] = {
 	[UNIT_LOOP] = "loop",
 };
 
+const char *const cs_kind_names[NR_CS_KINDS] = {
+	[CS_PLAIN] = "plain",
+	[CS_SLEEP] = "sleep",
+	[CS_FAULT] = "fault",
+};
+
 unsigned long loop_iters;
 
 void die(const char *fmt, ...)

@@ -154,9 +154,14 @@ static void detect_emulation(char *buf, size_t len, const char *model)
 			 sig);
 }
 
-void print_method(const struct options *o, double pause_ns,
-			 double iter_ns, double clock_ns, bool tofutex_loaded)
+/*
+ * @tofutex_backend: TOFUTEX_BACKEND_MODULE or _FUTEX, what the tofutex
+ * column runs on; 0 when it does not run.
+ */
+void print_method(const struct options *o, double pause_ns, double iter_ns,
+		  double clock_ns, int tofutex_backend)
 {
+	bool tofutex_loaded = tofutex_backend == TOFUTEX_BACKEND_MODULE;
 	struct utsname un;
 	char model[256], emul[256], buf[512], p1[64], p2[64];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -192,6 +197,12 @@ void print_method(const struct options *o, double pause_ns,
 	if (o->budget > 0)
 		printf("method: a run stops after %.1f s (--budget); such numbers are marked *, with ops/s from the operations done\n",
 		       o->budget);
+	printf("method: blocking blocks: the critical section also sleeps (usleep(1)) or takes a page fault (a write to the thread's own page, dropped with madvise(MADV_DONTNEED) after its previous critical section); oversubscribed block: %u units of critical section at 2, 4 and 8 threads per CPU\n",
+	       o->long_cs);
+	printf("method: serial bound = 1 / the critical section's time alone (one thread, no lock, median of up to 1001 trials); share = ops/s x that time\n");
+	if (tofutex_backend)
+		printf("method: tofutex runs on the %s backend\n",
+		       tofutex_loaded ? "module (/dev/tofutex)" : "futex(2)");
 	printf("method: kernel calls: tofutex TOFUTEX_IOC_LOCK/UNLOCK (TOFUTEX_IOC_STATS process deltas), futex3 FUTEX_WAIT/FUTEX_WAKE (counted), tas none, glibc mutexes n/a (not countable); voluntary csw = sleeps of the workers (getrusage)\n");
 
 	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -227,6 +238,8 @@ void print_method(const struct options *o, double pause_ns,
 	csv_meta("clock_read_ns", buf);
 	snprintf(buf, sizeof(buf), "%g", o->budget);
 	csv_meta("budget_s", buf);
+	if (tofutex_backend)
+		csv_meta("tofutex_backend", tofutex_loaded ? "module" : "futex");
 	if (tofutex_loaded) {
 		csv_meta("tofutex_spin_ns", p1[0] ? p1 : "?");
 		csv_meta("tofutex_handoff_ns", p2[0] ? p2 : "?");

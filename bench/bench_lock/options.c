@@ -44,6 +44,16 @@ static void usage(FILE *f)
 "  -U, --uncontended N  first time N lock+unlock pairs in one thread with no\n"
 "                       critical section or work, per implementation\n"
 "                       (default %lu; 0: skip)\n"
+"  -B, --blocking LIST  blocks whose critical section blocks the owner, run\n"
+"                       with the loop unit (or --unit's first) and --work's\n"
+"                       first W (default " DEF_BLOCKING "; none: no such block):\n"
+"                         sleep     usleep(1) after the K units\n"
+"                         fault     a write to the thread's page, dropped\n"
+"                                   with madvise(MADV_DONTNEED) after its\n"
+"                                   previous critical section: a page fault\n"
+"  -L, --long-cs K      the oversubscribed block: K units of critical section\n"
+"                       (default %u; 0: no such block) at 2, 4 and 8 threads\n"
+"                       per CPU online, unit and W as --blocking's\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
 "                       its numbers are marked with *\n"
@@ -59,7 +69,7 @@ static void usage(FILE *f)
 "with a message and the others run. Output: human tables and CSV lines\n"
 "starting with \"" CSV_TAG ",\" on stdout; bench/report-lock.sh FILE turns\n"
 "them into tables and charts.\n",
-		DEF_CS, DEF_SAMPLE, DEF_UNCONTENDED, DEF_BUDGET);
+		DEF_CS, DEF_SAMPLE, DEF_UNCONTENDED, DEF_LONG_CS, DEF_BUDGET);
 }
 
 static unsigned long parse_num(const char *s, const char *what,
@@ -180,6 +190,8 @@ void parse_options(int argc, char **argv, struct options *o)
 		{ "loop-iters", required_argument, NULL, 'l' },
 		{ "sample", required_argument, NULL, 's' },
 		{ "uncontended", required_argument, NULL, 'U' },
+		{ "blocking", required_argument, NULL, 'B' },
+		{ "long-cs", required_argument, NULL, 'L' },
 		{ "budget", required_argument, NULL, 'b' },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "emulation", required_argument, NULL, 'e' },
@@ -188,6 +200,7 @@ void parse_options(int argc, char **argv, struct options *o)
 	};
 	const char *impl_names[NR_IMPLS], *threads = DEF_THREADS;
 	const char *impl = "all", *work = DEF_WORK, *unit = "pause,loop";
+	const char *blocking = DEF_BLOCKING;
 	unsigned int idx[NR_IMPLS];
 	int c;
 
@@ -198,7 +211,8 @@ void parse_options(int argc, char **argv, struct options *o)
 	o->sample = DEF_SAMPLE;
 	o->uncontended = DEF_UNCONTENDED;
 	o->budget = DEF_BUDGET;
-	while ((c = getopt_long(argc, argv, "t:n:r:i:k:w:u:l:s:U:b:o:e:h",
+	o->long_cs = DEF_LONG_CS;
+	while ((c = getopt_long(argc, argv, "t:n:r:i:k:w:u:l:s:U:B:L:b:o:e:h",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': threads = optarg; break;
@@ -211,6 +225,8 @@ void parse_options(int argc, char **argv, struct options *o)
 		case 'l': o->loop_iters = parse_num(optarg, "--loop-iters", 1, 1UL << 30); break;
 		case 's': o->sample = (unsigned int)parse_num(optarg, "--sample", 0, 1U << 30); break;
 		case 'U': o->uncontended = parse_num(optarg, "--uncontended", 0, 1UL << 40); break;
+		case 'B': blocking = optarg; break;
+		case 'L': o->long_cs = (unsigned int)parse_num(optarg, "--long-cs", 0, MAX_UNITS); break;
 		case 'b': o->budget = parse_seconds(optarg, "--budget"); break;
 		case 'o': o->csv_path = optarg; break;
 		case 'e': o->emulation = optarg; break;
@@ -238,6 +254,14 @@ void parse_options(int argc, char **argv, struct options *o)
 				idx);
 	for (unsigned int i = 0; i < o->n_unit; i++)
 		o->unit[i] = (enum unit_kind)idx[i];
+	/* "none" is not a kind: the blocking kinds are the names after it. */
+	if (strcmp(blocking, "none")) {
+		o->n_blocking = parse_names(blocking, "blocking kind",
+					    cs_kind_names + 1, NR_CS_KINDS - 1,
+					    NR_CS_KINDS - 1, idx);
+		for (unsigned int i = 0; i < o->n_blocking; i++)
+			o->blocking[i] = (enum cs_kind)(idx[i] + 1);
+	}
 	for (unsigned int i = 0; i < o->n_threads; i++)
 		if (o->threads[i] > o->ops) {
 			fprintf(stderr, "bench_lock: %u threads need at least as many --ops (%lu)\n",

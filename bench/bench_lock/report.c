@@ -52,13 +52,14 @@ void csv_meta(const char *key, const char *value)
 	csv("meta,%s,%s", key, buf);
 }
 
+/* The run records' header; kind (enum cs_kind) comes last. */
 void csv_header(void)
 {
 	csv("record,impl,unit,cs_units,work_units,threads,rep,ops"
 #define X(f) "," #f
 	    RESULT_FIELDS(X)
 #undef X
-	    );
+	    ",kind");
 }
 
 static void csv_num(char *buf, size_t len, double v)
@@ -71,26 +72,49 @@ static void csv_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.0f", v);
 }
 
-void csv_run(enum impl_id impl, enum unit_kind unit, unsigned int cs,
-		    unsigned int work, unsigned int threads, unsigned int rep,
-		    unsigned long ops, const struct result *res)
+void csv_run(const struct block *b, enum impl_id impl, unsigned int threads,
+	     unsigned int rep, unsigned long ops, const struct result *res)
 {
 	char line[1024], num[32];
 	size_t len;
 
 	len = (size_t)snprintf(line, sizeof(line), "run,%s,%s,%u,%u,%u,%u,%lu",
-			       impls[impl].name, unit_names[unit], cs, work,
-			       threads, rep, ops);
+			       impls[impl].name, unit_names[b->unit], b->cs,
+			       b->work, threads, rep, ops);
 #define X(f) \
 	csv_num(num, sizeof(num), res->f); \
 	len += (size_t)snprintf(line + len, sizeof(line) - len, ",%s", num);
 	RESULT_FIELDS(X)
 #undef X
-	csv("%s", line);
+	csv("%s,%s", line, cs_kind_names[b->kind]);
+}
+
+/* A block's serial bound: unit, K, W, kind, critical section ns alone. */
+void csv_bound(const struct block *b)
+{
+	csv("bound,%s,%u,%u,%s,%.1f", unit_names[b->unit], b->cs, b->work,
+	    cs_kind_names[b->kind], b->serial_ns);
+}
+
+/*
+ * A block's name in the summaries (and report-lock.sh's): the unit, then
+ * "+sleep" or "+fault" for a blocking critical section, then "-cs<K>" when
+ * K is not --cs.
+ */
+void block_label(const struct options *o, const struct block *b, char *buf,
+		 size_t len)
+{
+	int n = snprintf(buf, len, "%s", unit_names[b->unit]);
+
+	if (b->kind != CS_PLAIN)
+		n += snprintf(buf + n, len - (size_t)n, "+%s",
+			      cs_kind_names[b->kind]);
+	if (b->cs != o->cs)
+		snprintf(buf + n, len - (size_t)n, "-cs%u", b->cs);
 }
 
 struct summary summarize(const struct result *res, unsigned int reps,
-				size_t offset)
+			 size_t offset)
 {
 	double v[MAX_REPS];
 	struct summary s;
@@ -199,18 +223,43 @@ static void ratio_cell(char *buf, size_t len, double r, enum impl_id impl)
 		snprintf(buf, len, "%.2f", r);
 }
 
+/* What a block's critical section does besides its units, for titles. */
+static const char *cs_what(enum cs_kind kind)
+{
+	switch (kind) {
+	case CS_SLEEP:
+		return " + usleep(1)";
+	case CS_FAULT:
+		return " + a page fault";
+	case CS_PLAIN:
+	case NR_CS_KINDS:
+		break;
+	}
+	return "";
+}
+
+/* A point's median throughput as a share of its block's serial bound. */
+static double share(const struct block *b, const struct result *res,
+		    unsigned int reps)
+{
+	return MED(res, reps, ops_per_s).med * b->serial_ns / 1e9;
+}
+
 void print_block(const struct options *o, const struct block *b)
 {
 	const char *u = unit_names[b->unit];
+	const char *what = cs_what(b->kind);
 	char buf[64];
 
-	printf("\n== lock: critical section %u %s, work %u %s, %lu ops per point, median of %u ==\n",
-	       o->cs, u, b->work, u, o->ops, o->reps);
+	printf("\n== lock: critical section %u %s%s, work %u %s, %lu ops per point, median of %u ==\n",
+	       b->cs, u, what, b->work, u, o->ops, o->reps);
+	printf("serial bound: %.1f kops/s (the critical section alone: %.2f us, one thread, no lock)\n",
+	       1e6 / b->serial_ns, b->serial_ns / 1e3);
 
 	printf("\nthroughput, kops/s: median [min-max] (unit: %s)\n", u);
 	print_impl_header(o, b, "threads");
-	for (unsigned int ti = 0; ti < o->n_threads; ti++) {
-		printf("%-22u", o->threads[ti]);
+	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
+		printf("%-22u", b->threads[ti]);
 		for (unsigned int i = 0; i < o->n_impl; i++) {
 			enum impl_id impl = o->impl[i];
 
@@ -231,11 +280,11 @@ void print_block(const struct options *o, const struct block *b)
 		printf("\nratio to pthread default (ops/s medians; \"tie\": within %.2f of 1.00) (unit: %s)\n",
 		       TIE_BAND, u);
 		print_impl_header(o, b, "threads");
-		for (unsigned int ti = 0; ti < o->n_threads; ti++) {
+		for (unsigned int ti = 0; ti < b->n_threads; ti++) {
 			double base = MED(block_res(o, b, ti, IMPL_PTHREAD),
 					  o->reps, ops_per_s).med;
 
-			printf("%-22u", o->threads[ti]);
+			printf("%-22u", b->threads[ti]);
 			for (unsigned int i = 0; i < o->n_impl; i++) {
 				enum impl_id impl = o->impl[i];
 
@@ -254,9 +303,29 @@ void print_block(const struct options *o, const struct block *b)
 		}
 	}
 
-	for (unsigned int ti = 0; ti < o->n_threads; ti++) {
-		printf("\n-- %u threads, %lu ops, cs %u %s, work %u %s: medians of %u --\n",
-		       o->threads[ti], o->ops, o->cs, u, b->work, u, o->reps);
+	printf("\nshare of the serial bound (ops/s medians x critical section alone) (unit: %s)\n",
+	       u);
+	print_impl_header(o, b, "threads");
+	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
+		printf("%-22u", b->threads[ti]);
+		for (unsigned int i = 0; i < o->n_impl; i++) {
+			enum impl_id impl = o->impl[i];
+
+			if (b->skipped[impl])
+				continue;
+			const struct result *res = block_res(o, b, ti, impl);
+
+			snprintf(buf, sizeof(buf), "%.2f%s",
+				 share(b, res, o->reps), cut_mark(res, o->reps));
+			print_cell(buf);
+		}
+		putchar('\n');
+	}
+
+	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
+		printf("\n-- %u threads, %lu ops, cs %u %s%s, work %u %s: medians of %u --\n",
+		       b->threads[ti], o->ops, b->cs, u, what, b->work, u,
+		       o->reps);
 		print_impl_header(o, b, "");
 #define ROW(label, field, scale, prec) \
 	print_row(o, b, ti, label, offsetof(struct result, field), scale, prec)
@@ -288,83 +357,116 @@ void print_block(const struct options *o, const struct block *b)
 	fflush(stdout);
 }
 
-/* The closing summary: every block's ratios and kernel calls together. */
-void print_summary(const struct options *o, const struct block *blocks,
-			  unsigned int n_blocks)
+/*
+ * One summary table: a row per block and thread count, a cell per
+ * implementation from @cell (the point's repetitions; NULL: skipped).
+ */
+static void summary_table(const struct options *o, const struct block *blocks,
+			  unsigned int n_blocks, const char *title,
+			  void (*cell)(const struct options *o,
+				       const struct block *b, unsigned int ti,
+				       enum impl_id impl, char *buf, size_t len))
 {
-	char buf[64];
+	char buf[64], label[32];
 
-	printf("\n== summary: ops/s ratio to pthread default (medians of %u; \"tie\": within %.2f of 1.00) ==\n",
-	       o->reps, TIE_BAND);
-	printf("%-6s %5s %7s", "unit", "work", "threads");
+	printf("\n== summary: %s ==\n", title);
+	printf("%-14s %5s %7s", "block", "work", "threads");
 	for (unsigned int i = 0; i < o->n_impl; i++)
 		print_cell(impls[o->impl[i]].name);
 	putchar('\n');
 	for (unsigned int bi = 0; bi < n_blocks; bi++) {
 		const struct block *b = &blocks[bi];
 
-		if (!have_impl(o, b, IMPL_PTHREAD))
-			continue;
-		for (unsigned int ti = 0; ti < o->n_threads; ti++) {
-			double base = MED(block_res(o, b, ti, IMPL_PTHREAD),
-					  o->reps, ops_per_s).med;
-
-			printf("%-6s %5u %7u", unit_names[b->unit], b->work,
-			       o->threads[ti]);
+		block_label(o, b, label, sizeof(label));
+		for (unsigned int ti = 0; ti < b->n_threads; ti++) {
+			printf("%-14s %5u %7u", label, b->work, b->threads[ti]);
 			for (unsigned int i = 0; i < o->n_impl; i++) {
-				enum impl_id impl = o->impl[i];
-
-				if (b->skipped[impl]) {
+				if (b->skipped[o->impl[i]]) {
 					print_cell("skipped");
 					continue;
 				}
-				const struct result *res =
-					block_res(o, b, ti, impl);
-
-				ratio_cell(buf, sizeof(buf),
-					   MED(res, o->reps, ops_per_s).med / base,
-					   impl);
-				strcat(buf, cut_mark(res, o->reps));
+				cell(o, b, ti, o->impl[i], buf, sizeof(buf));
 				print_cell(buf);
 			}
 			putchar('\n');
 		}
 	}
+}
 
-	printf("\n== summary: kernel calls per 1000 operations, lock/unlock (medians of %u) ==\n",
-	       o->reps);
-	printf("%-6s %5s %7s", "unit", "work", "threads");
-	for (unsigned int i = 0; i < o->n_impl; i++)
-		print_cell(impls[o->impl[i]].name);
-	putchar('\n');
-	for (unsigned int bi = 0; bi < n_blocks; bi++) {
-		const struct block *b = &blocks[bi];
+static void ratio_summary_cell(const struct options *o, const struct block *b,
+			       unsigned int ti, enum impl_id impl, char *buf,
+			       size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+	double base;
 
-		for (unsigned int ti = 0; ti < o->n_threads; ti++) {
-			printf("%-6s %5u %7u", unit_names[b->unit], b->work,
-			       o->threads[ti]);
-			for (unsigned int i = 0; i < o->n_impl; i++) {
-				enum impl_id impl = o->impl[i];
-
-				if (b->skipped[impl]) {
-					print_cell("skipped");
-					continue;
-				}
-				const struct result *res = block_res(o, b, ti, impl);
-				double lc = MED(res, o->reps, lock_calls).med;
-				double uc = MED(res, o->reps, unlock_calls).med;
-				double n = MED(res, o->reps, ops_done).med;
-
-				if (lc < 0 || uc < 0)
-					snprintf(buf, sizeof(buf), "n/a");
-				else
-					snprintf(buf, sizeof(buf), "%.1f/%.1f%s",
-						 lc * 1e3 / n, uc * 1e3 / n,
-						 cut_mark(res, o->reps));
-				print_cell(buf);
-			}
-			putchar('\n');
-		}
+	if (!have_impl(o, b, IMPL_PTHREAD)) {
+		snprintf(buf, len, "n/a");
+		return;
 	}
+	base = MED(block_res(o, b, ti, IMPL_PTHREAD), o->reps, ops_per_s).med;
+	ratio_cell(buf, len, MED(res, o->reps, ops_per_s).med / base, impl);
+	strcat(buf, cut_mark(res, o->reps));
+}
+
+static void calls_summary_cell(const struct options *o, const struct block *b,
+			       unsigned int ti, enum impl_id impl, char *buf,
+			       size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+	double lc = MED(res, o->reps, lock_calls).med;
+	double uc = MED(res, o->reps, unlock_calls).med;
+	double n = MED(res, o->reps, ops_done).med;
+
+	if (lc < 0 || uc < 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f/%.1f%s", lc * 1e3 / n, uc * 1e3 / n,
+			 cut_mark(res, o->reps));
+}
+
+static void share_summary_cell(const struct options *o, const struct block *b,
+			       unsigned int ti, enum impl_id impl, char *buf,
+			       size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+
+	snprintf(buf, len, "%.2f%s", share(b, res, o->reps),
+		 cut_mark(res, o->reps));
+}
+
+static void fair_summary_cell(const struct options *o, const struct block *b,
+			      unsigned int ti, enum impl_id impl, char *buf,
+			      size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+
+	snprintf(buf, len, "%.2f%s", MED(res, o->reps, fair).med,
+		 cut_mark(res, o->reps));
+}
+
+/*
+ * The closing summary: every block's ratios, shares of the serial bound,
+ * kernel calls and fairness together.
+ */
+void print_summary(const struct options *o, const struct block *blocks,
+		   unsigned int n_blocks)
+{
+	char title[160];
+
+	snprintf(title, sizeof(title),
+		 "ops/s ratio to pthread default (medians of %u; \"tie\": within %.2f of 1.00)",
+		 o->reps, TIE_BAND);
+	summary_table(o, blocks, n_blocks, title, ratio_summary_cell);
+	summary_table(o, blocks, n_blocks,
+		      "share of the serial bound (ops/s medians x critical section alone)",
+		      share_summary_cell);
+	snprintf(title, sizeof(title),
+		 "kernel calls per 1000 operations, lock/unlock (medians of %u)",
+		 o->reps);
+	summary_table(o, blocks, n_blocks, title, calls_summary_cell);
+	summary_table(o, blocks, n_blocks,
+		      "fairness, per-thread min/mean (medians)",
+		      fair_summary_cell);
 	fflush(stdout);
 }

@@ -5,10 +5,12 @@
  * result. Each worker writes only its own cache-line aligned struct
  * worker; run_once() reads them after joining every worker. The run's
  * deadline is the only field the workers share (set once, by the first to
- * start, with a compare-and-exchange).
+ * start, with a compare-and-exchange). A blocking critical section
+ * (enum cs_kind) touches only its worker's own page.
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include "locks.h"
@@ -29,11 +31,14 @@ struct worker {
 	long vcsw, ivcsw;
 	unsigned long done;		/* operations completed */
 	bool cut;			/* stopped at the run's deadline */
+	char *pages;			/* CS_FAULT: this worker's pages */
+	unsigned int next_page;		/* the one the next fault writes */
 };
 
 struct run {
 	enum impl_id impl;
 	enum unit_kind unit;
+	enum cs_kind kind;
 	unsigned int cs, work, sample;
 	unsigned int check;		/* look at the clock every check ops */
 	uint64_t budget_ns;		/* 0: no deadline */
@@ -41,6 +46,38 @@ struct run {
 	struct bench_lock lock;
 	pthread_barrier_t barrier;
 };
+
+/*
+ * CS_FAULT: each worker writes, one critical section after another, to the
+ * FAULT_PAGES pages of its own region, each untouched since the region was
+ * last dropped with madvise(MADV_DONTNEED): every write is a page fault
+ * that allocates and zeroes a page. Dropping a region per FAULT_PAGES
+ * operations rather than a page per operation keeps the madvise() calls
+ * (and their TLB flushes) from dominating the work between locks.
+ */
+#define FAULT_PAGES	64U
+
+static size_t page_size;
+
+/* The blocking part of a critical section. */
+static inline void block_owner(enum cs_kind kind, char *pages,
+			       unsigned int next_page)
+{
+	if (kind == CS_SLEEP)
+		usleep(1);
+	else if (kind == CS_FAULT)
+		*(volatile char *)(pages + next_page * page_size) = 1;
+}
+
+/* After the unlock: move to the next page, dropping the region when used. */
+static inline void next_page(char *pages, unsigned int *next)
+{
+	if (++*next < FAULT_PAGES)
+		return;
+	*next = 0;
+	if (madvise(pages, FAULT_PAGES * page_size, MADV_DONTNEED))
+		die("madvise(MADV_DONTNEED): %s", strerror(errno));
+}
 
 /*
  * The measured loop, inlined once per (implementation, unit) pair so that
@@ -58,6 +95,7 @@ worker_loop(struct worker *w, const enum impl_id impl,
 	struct run *r = w->run;
 	struct bench_lock *l = &r->lock;
 	volatile unsigned long *counter = &l->counter;
+	const enum cs_kind kind = r->kind;
 	unsigned int countdown = 1;
 	unsigned long i;
 
@@ -81,8 +119,12 @@ worker_loop(struct worker *w, const enum impl_id impl,
 			w->lat[w->n_lat++] = now_ns() - t0;
 		v = *counter;
 		spend(unit, r->cs);
+		if (kind != CS_PLAIN)
+			block_owner(kind, w->pages, w->next_page);
 		*counter = v + 1;
 		do_unlock(impl, l, &w->futex_wakes);
+		if (kind == CS_FAULT)
+			next_page(w->pages, &w->next_page);
 		spend(unit, r->work);
 	}
 	w->done = i;
@@ -157,6 +199,27 @@ static uint64_t percentile(const uint64_t *v, size_t n, double p)
 	return v[rank - 1];
 }
 
+/* CS_FAULT: a region per worker, so no two fault on the same page. */
+static char *map_pages(enum cs_kind kind, unsigned int n)
+{
+	char *pages;
+
+	if (kind != CS_FAULT)
+		return NULL;
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	pages = mmap(NULL, n * FAULT_PAGES * page_size,
+		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	return pages;
+}
+
+static void unmap_pages(char *pages, unsigned int n)
+{
+	if (pages && munmap(pages, n * FAULT_PAGES * page_size))
+		die("munmap: %s", strerror(errno));
+}
+
 void run_once(const struct point *p, struct result *res)
 {
 	const enum impl_id impl = p->impl;
@@ -168,6 +231,7 @@ void run_once(const struct point *p, struct result *res)
 	size_t n_lat = 0, lat_cap = 0;
 	double sum = 0, tmin = 1e300, tmax = 0;
 	uint64_t waits = 0, wakes = 0;
+	char *pages;
 	unsigned long done = 0, dmin = ULONG_MAX;
 	bool cut = false;
 	int err;
@@ -181,18 +245,22 @@ void run_once(const struct point *p, struct result *res)
 	memset(w, 0, sizeof(*w) * threads);
 	r->impl = impl;
 	r->unit = p->unit;
+	r->kind = p->kind;
 	r->cs = p->cs;
 	r->work = p->work;
 	r->sample = p->sample;
 	r->check = p->sample ? p->sample : p->check ? p->check : CHECK_EVERY;
 	r->budget_ns = (uint64_t)(p->budget * 1e9);
 	lock_init(impl, &r->lock);
+	pages = map_pages(p->kind, threads);
 	err = pthread_barrier_init(&r->barrier, NULL, threads);
 	if (err)
 		die("pthread_barrier_init: %s", strerror(err));
 
 	for (unsigned int t = 0; t < threads; t++) {
 		w[t].run = r;
+		if (pages)
+			w[t].pages = pages + t * FAULT_PAGES * page_size;
 		w[t].ops = p->ops / threads + (t < p->ops % threads);
 		if (p->sample) {
 			size_t cap = w[t].ops / p->sample + 1;
@@ -239,6 +307,7 @@ void run_once(const struct point *p, struct result *res)
 		    impls[impl].name, r->lock.counter, done);
 	}
 	lock_destroy(impl, &r->lock);
+	unmap_pages(pages, threads);
 	pthread_barrier_destroy(&r->barrier);
 
 	memset(res, 0, sizeof(*res));
@@ -316,4 +385,47 @@ void run_once(const struct point *p, struct result *res)
 	free(lat);
 	free(w);
 	free(r);
+}
+
+/*
+ * The serial bound's denominator: the critical section alone (counter
+ * read, K units, the blocking part, counter write), one thread, no lock,
+ * CS_FAULT's region dropped between trials outside the timing. Median
+ * of up to SERIAL_TRIALS trials within SERIAL_BUDGET_NS, each the mean of
+ * a batch (one critical section for the blocking kinds, whose time is
+ * long against the clock read; SERIAL_BATCH otherwise), less the cost of
+ * one clock read. The median, not the minimum: a blocking critical
+ * section's time varies by nature, and the bound must be its typical one.
+ */
+#define SERIAL_TRIALS		1001
+#define SERIAL_BUDGET_NS	(200 * 1000 * 1000ULL)
+#define SERIAL_BATCH		64
+
+double serial_cs_ns(enum unit_kind unit, enum cs_kind kind, unsigned int cs,
+		    double clock_ns)
+{
+	static double ns[SERIAL_TRIALS];
+	const unsigned int batch = kind == CS_PLAIN ? SERIAL_BATCH : 1;
+	volatile unsigned long counter = 0;
+	char *pages = map_pages(kind, 1);
+	uint64_t begin = now_ns();
+	unsigned int n = 0, next = 0;
+
+	while (n < SERIAL_TRIALS && now_ns() - begin < SERIAL_BUDGET_NS) {
+		uint64_t t0 = now_ns();
+
+		for (unsigned int i = 0; i < batch; i++) {
+			unsigned long v = counter;
+
+			spend(unit, cs);
+			block_owner(kind, pages, next);
+			counter = v + 1;
+		}
+		ns[n++] = ((double)(now_ns() - t0) - clock_ns) / batch;
+		if (kind == CS_FAULT)
+			next_page(pages, &next);
+	}
+	unmap_pages(pages, 1);
+	qsort(ns, n, sizeof(ns[0]), cmp_double);
+	return ns[n / 2] > 1.0 ? ns[n / 2] : 1.0;
 }
