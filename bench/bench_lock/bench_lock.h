@@ -73,7 +73,8 @@ struct impl_info {
 	const char *what;
 };
 
-extern const struct impl_info impls[NR_IMPLS];
+/* Not const: a --spin child renames its tofutex column (sweep.c). */
+extern struct impl_info impls[NR_IMPLS];
 
 enum unit_kind {
 	UNIT_PAUSE,
@@ -121,6 +122,8 @@ struct options {
 	enum cs_kind blocking[NR_CS_KINDS];	/* the blocking blocks */
 	unsigned int n_blocking;
 	unsigned int long_cs;		/* oversubscribed block's K; 0: none */
+	const char *spin[MAX_LIST];	/* --spin settings, "U" or "U/K" */
+	unsigned int n_spin;
 	const char *csv_path;
 	const char *emulation;		/* NULL: detect */
 };
@@ -254,6 +257,10 @@ double ns_per_loop_iter(void);
 double ns_per_clock_gettime(void);
 void print_method(const struct options *o, double pause_ns, double iter_ns,
 		  double clock_ns, int tofutex_backend);
+
+/* sweep.c */
+const char *sweep_child_name(void);
+void spin_sweep(const struct options *o, int argc, char **argv);
 
 /* options.c */
 void env_options(int *argc, char ***argv);

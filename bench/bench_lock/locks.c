@@ -10,7 +10,7 @@
 
 #include "locks.h"
 
-const struct impl_info impls[NR_IMPLS] = {
+struct impl_info impls[NR_IMPLS] = {
 	[IMPL_TOFUTEX]	= { "tofutex", "tofutex_mutex_t (libtofutex, /dev/tofutex)" },
 	[IMPL_PTHREAD]	= { "pthread", "glibc pthread_mutex_t, default type" },
 	[IMPL_ADAPTIVE]	= { "adaptive", "glibc PTHREAD_MUTEX_ADAPTIVE_NP (spins, then futex)" },

@@ -54,6 +54,11 @@ static void usage(FILE *f)
 "  -L, --long-cs K      the oversubscribed block: K units of critical section\n"
 "                       (default %u; 0: no such block) at 2, 4 and 8 threads\n"
 "                       per CPU online, unit and W as --blocking's\n"
+"  -S, --spin LIST      after the main run, the tofutex column again once per\n"
+"                       setting U or U/K, in a fresh process with\n"
+"                       TOFUTEX_SPIN_NS=U (the library's user-space spin,\n"
+"                       ns) and, with /K, the module's spin_ns=K (root;\n"
+"                       restored afterwards); its column: tofutex-uU[-kK]\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
 "                       its numbers are marked with *\n"
@@ -177,6 +182,33 @@ static unsigned int parse_names(const char *s, const char *what,
 	return n;
 }
 
+/* --spin: "U" or "U/K" settings, each a time in ns up to 10 ms. */
+static void parse_spin(const char *s, struct options *o)
+{
+	char *copy = strdup(s), *save = NULL, *tok, *slash;
+
+	if (!copy)
+		die("out of memory");
+	o->n_spin = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->n_spin == MAX_LIST) {
+			fprintf(stderr, "bench_lock: at most %d --spin settings\n",
+				MAX_LIST);
+			exit(1);
+		}
+		o->spin[o->n_spin++] = tok;
+		slash = strchr(tok, '/');
+		if (slash)
+			*slash = '\0';
+		parse_num(tok, "--spin user ns", 0, 10000000);
+		if (slash) {
+			parse_num(slash + 1, "--spin kernel ns", 0, 10000000);
+			*slash = '/';
+		}
+	}
+}
+
 void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -192,6 +224,7 @@ void parse_options(int argc, char **argv, struct options *o)
 		{ "uncontended", required_argument, NULL, 'U' },
 		{ "blocking", required_argument, NULL, 'B' },
 		{ "long-cs", required_argument, NULL, 'L' },
+		{ "spin", required_argument, NULL, 'S' },
 		{ "budget", required_argument, NULL, 'b' },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "emulation", required_argument, NULL, 'e' },
@@ -212,7 +245,7 @@ void parse_options(int argc, char **argv, struct options *o)
 	o->uncontended = DEF_UNCONTENDED;
 	o->budget = DEF_BUDGET;
 	o->long_cs = DEF_LONG_CS;
-	while ((c = getopt_long(argc, argv, "t:n:r:i:k:w:u:l:s:U:B:L:b:o:e:h",
+	while ((c = getopt_long(argc, argv, "t:n:r:i:k:w:u:l:s:U:B:L:S:b:o:e:h",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': threads = optarg; break;
@@ -226,6 +259,7 @@ void parse_options(int argc, char **argv, struct options *o)
 		case 's': o->sample = (unsigned int)parse_num(optarg, "--sample", 0, 1U << 30); break;
 		case 'U': o->uncontended = parse_num(optarg, "--uncontended", 0, 1UL << 40); break;
 		case 'B': blocking = optarg; break;
+		case 'S': parse_spin(optarg, o); break;
 		case 'L': o->long_cs = (unsigned int)parse_num(optarg, "--long-cs", 0, MAX_UNITS); break;
 		case 'b': o->budget = parse_seconds(optarg, "--budget"); break;
 		case 'o': o->csv_path = optarg; break;
