@@ -129,6 +129,8 @@ static struct block *add_block(const struct options *o, struct block *b,
 	b->cs = cs;
 	b->work = work;
 	b->skipped[IMPL_TOFUTEX] = !tofutex_on;
+	for (unsigned int i = IMPL_SPIN_FIRST; i < NR_IMPLS; i++)
+		b->skipped[i] = !tofutex_on;
 	b->n_threads = o->n_threads;
 	memcpy(b->threads, o->threads, sizeof(b->threads));
 	return b;
@@ -180,19 +182,9 @@ int main(int argc, char **argv)
 	bool tofutex_on = false;
 	double pause_ns, iter_ns, clock_ns;
 	uint64_t t_begin = now_ns();
-	const char *child = sweep_child_name();
-	/* The command line as given, for the --spin children. */
-	char **argv0 = argv;
-	int argc0 = argc;
-
 	env_options(&argc, &argv);
 	parse_options(argc, argv, &o);
-	/* A --spin child: its own column, no further sweep, stdout only. */
-	if (child) {
-		impls[IMPL_TOFUTEX].name = child;
-		o.n_spin = 0;
-		o.csv_path = NULL;
-	}
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (o.csv_path) {
 		csv_file = fopen(o.csv_path, "w");
@@ -222,7 +214,6 @@ int main(int argc, char **argv)
 	for (unsigned int bi = 0; bi < n_blocks; bi++)
 		run_block(&o, &blocks[bi], clock_ns);
 	print_summary(&o, blocks, n_blocks);
-	spin_sweep(&o, argc0, argv0);
 	printf("\nbench_lock: done in %.1f s; CSV records are the lines starting with \"" CSV_TAG ",\"%s%s\n",
 	       (double)(now_ns() - t_begin) / 1e9,
 	       o.csv_path ? ", also in " : "", o.csv_path ? o.csv_path : "");

@@ -118,8 +118,9 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
  *
  * TOFUTEX_SPIN_NS in the environment replaces it (0 to
  * TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), read once per
- * process, at the first spin: for tuning and for measuring the spin
- * against the kernel's (bench_lock --spin).
+ * process, at the first spin (again in a fork() child, which may have
+ * changed its environment, as fork.c forgets the backend): for tuning and
+ * for measuring the spin against the kernel's (bench_lock --spin).
  */
 #define TOFUTEX_USER_SPIN_NS	5000u
 /* 10 ms, as the module's spin_ns: beyond any hold worth spinning on. */
@@ -162,6 +163,11 @@ static __attribute__((noinline)) uint32_t tofutex_user_spin_read(void)
 	__atomic_store_n(&tofutex_user_spin_cached, (uint32_t)v + 1,
 			 __ATOMIC_RELAXED);
 	return (uint32_t)v;
+}
+
+void tofutex__spin_forget(void)
+{
+	__atomic_store_n(&tofutex_user_spin_cached, 0, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t tofutex_user_spin_ns(void)

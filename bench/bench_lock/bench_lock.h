@@ -44,6 +44,7 @@
 
 #define MAX_LIST	16
 #define MAX_NAMES	16	/* >= NR_IMPLS, NR_UNITS */
+#define MAX_SPIN	8	/* --spin settings */
 #define MAX_THREADS	1024U
 #define MAX_REPS	100U
 #define MAX_UNITS	1000000U
@@ -65,7 +66,12 @@ enum impl_id {
 	IMPL_FUTEX3,
 	IMPL_TAS,
 	IMPL_NONE,	/* not in "all": proves the counter check can fail */
-	NR_IMPLS
+	/*
+	 * The --spin settings' tofutex columns, named at run time (sweep.c):
+	 * the tofutex lock, each run in a child process of its own settings.
+	 */
+	IMPL_SPIN_FIRST,
+	NR_IMPLS = IMPL_SPIN_FIRST + MAX_SPIN
 };
 
 struct impl_info {
@@ -73,7 +79,7 @@ struct impl_info {
 	const char *what;
 };
 
-/* Not const: a --spin child renames its tofutex column (sweep.c). */
+/* Not const: sweep.c names the --spin columns. */
 extern struct impl_info impls[NR_IMPLS];
 
 enum unit_kind {
@@ -259,8 +265,8 @@ void print_method(const struct options *o, double pause_ns, double iter_ns,
 		  double clock_ns, int tofutex_backend);
 
 /* sweep.c */
-const char *sweep_child_name(void);
-void spin_sweep(const struct options *o, int argc, char **argv);
+void spin_columns(struct options *o);
+void run_spin_column(const struct point *p, struct result *res);
 
 /* options.c */
 void env_options(int *argc, char ***argv);

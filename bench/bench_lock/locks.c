@@ -76,6 +76,7 @@ void lock_init(enum impl_id impl, struct bench_lock *l)
 	case IMPL_FUTEX3:
 	case IMPL_TAS:
 	case IMPL_NONE:
+	case IMPL_SPIN_FIRST:
 	case NR_IMPLS:
 		break;
 	}

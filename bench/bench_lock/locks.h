@@ -156,6 +156,7 @@ do_lock(const enum impl_id impl, struct bench_lock *l, uint64_t *futex_waits)
 		tas_lock(&l->u.word);
 		break;
 	case IMPL_NONE:
+	case IMPL_SPIN_FIRST:
 	case NR_IMPLS:
 		break;
 	}
@@ -184,6 +185,7 @@ do_unlock(const enum impl_id impl, struct bench_lock *l, uint64_t *futex_wakes)
 		tas_unlock(&l->u.word);
 		break;
 	case IMPL_NONE:
+	case IMPL_SPIN_FIRST:
 	case NR_IMPLS:
 		break;
 	}

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 "  -i, --impl LIST      implementations (default: all, which is every one\n"
 "                       but none):\n",
 		DEF_OPS, DEF_REPS, MAX_REPS);
-	for (int i = 0; i < NR_IMPLS; i++)
+	for (int i = 0; i < IMPL_SPIN_FIRST; i++)
 		fprintf(f, "                         %-9s %s\n", impls[i].name,
 			impls[i].what);
 	fprintf(f,
@@ -54,11 +54,12 @@ static void usage(FILE *f)
 "  -L, --long-cs K      the oversubscribed block: K units of critical section\n"
 "                       (default %u; 0: no such block) at 2, 4 and 8 threads\n"
 "                       per CPU online, unit and W as --blocking's\n"
-"  -S, --spin LIST      after the main run, the tofutex column again once per\n"
-"                       setting U or U/K, in a fresh process with\n"
-"                       TOFUTEX_SPIN_NS=U (the library's user-space spin,\n"
-"                       ns) and, with /K, the module's spin_ns=K (root;\n"
-"                       restored afterwards); its column: tofutex-uU[-kK]\n"
+"  -S, --spin LIST      one more tofutex column per setting U or U/K (at\n"
+"                       most 8), interleaved with the others: each run in\n"
+"                       a child process with TOFUTEX_SPIN_NS=U (the\n"
+"                       library's user-space spin, ns) and, with /K, the\n"
+"                       module's spin_ns=K (root; restored after the run);\n"
+"                       its column: tofutex-uU[-kK]\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
 "                       its numbers are marked with *\n"
@@ -192,9 +193,9 @@ static void parse_spin(const char *s, struct options *o)
 	o->n_spin = 0;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (o->n_spin == MAX_LIST) {
+		if (o->n_spin == MAX_SPIN) {
 			fprintf(stderr, "bench_lock: at most %d --spin settings\n",
-				MAX_LIST);
+				MAX_SPIN);
 			exit(1);
 		}
 		o->spin[o->n_spin++] = tok;
@@ -278,12 +279,13 @@ void parse_options(int argc, char **argv, struct options *o)
 	o->n_threads = parse_list(threads, "--threads", o->threads, 1,
 				  MAX_THREADS);
 	o->n_work = parse_list(work, "--work", o->work, 0, MAX_UNITS);
-	for (int i = 0; i < NR_IMPLS; i++)
+	for (int i = 0; i < IMPL_SPIN_FIRST; i++)
 		impl_names[i] = impls[i].name;
-	o->n_impl = parse_names(impl, "implementation", impl_names, NR_IMPLS,
-				IMPL_NONE, idx);
+	o->n_impl = parse_names(impl, "implementation", impl_names,
+				IMPL_SPIN_FIRST, IMPL_NONE, idx);
 	for (unsigned int i = 0; i < o->n_impl; i++)
 		o->impl[i] = (enum impl_id)idx[i];
+	spin_columns(o);
 	o->n_unit = parse_names(unit, "unit", unit_names, NR_UNITS, NR_UNITS,
 				idx);
 	for (unsigned int i = 0; i < o->n_unit; i++)

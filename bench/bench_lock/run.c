@@ -236,6 +236,10 @@ void run_once(const struct point *p, struct result *res)
 	bool cut = false;
 	int err;
 
+	if (impl >= IMPL_SPIN_FIRST) {
+		run_spin_column(p, res);
+		return;
+	}
 	/* Aligned: struct run holds the cache-line aligned lock. */
 	r = aligned_alloc(64, (sizeof(*r) + 63) & ~(size_t)63);
 	w = aligned_alloc(64, sizeof(*w) * threads);

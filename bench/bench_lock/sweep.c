@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench_lock - the spin sweep (--spin): after the main run, the tofutex
- * column again once per setting of the two spin budgets, the library's
- * user-space one (TOFUTEX_SPIN_NS, which libtofutex reads once per
- * process) and the module's spin_ns parameter (written through sysfs, as
- * root, and restored afterwards). Each setting runs in a fresh process,
- * this program executed again with the same options, only tofutex and no
- * uncontended test, its column named tofutex-u<U>[-k<K>]: its run records
- * join the main run's in report-lock.sh's tables, next to the baselines
- * of the same boot. Main thread only, after every run of the main process.
+ * bench_lock - the spin sweep (--spin): one more tofutex column per
+ * setting of the two spin budgets, the library's user-space one
+ * (TOFUTEX_SPIN_NS, which libtofutex reads once per process, and again in
+ * a fork() child) and the module's spin_ns parameter (written through
+ * sysfs, as root). Its runs interleave with the other columns' like any
+ * implementation's, so that every setting is measured side by side with
+ * the same baselines; each runs in a child process that sets its
+ * environment before its first lock and sends its struct result back
+ * through a pipe. The parent writes spin_ns before the child starts and
+ * restores it after the child exits. Main thread only, between runs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,14 +20,31 @@
 #include "bench_lock.h"
 
 #define SPIN_NS_PARAM	"/sys/module/tofutex/parameters/spin_ns"
-/* Set in a sweep's child: its tofutex column's name. */
-#define SWEEP_ENV	"BENCH_LOCK_SWEEP"
 
-const char *sweep_child_name(void)
+static struct {
+	char name[40];
+	char user[24];
+	char kernel[24];	/* "": leave the module's spin_ns alone */
+} settings[MAX_SPIN];
+
+/* Name the columns of the --spin settings and add them to the list. */
+void spin_columns(struct options *o)
 {
-	const char *name = getenv(SWEEP_ENV);
+	for (unsigned int i = 0; i < o->n_spin; i++) {
+		const char *s = o->spin[i], *slash = strchr(s, '/');
+		size_t ulen = slash ? (size_t)(slash - s) : strlen(s);
 
-	return name && *name ? name : NULL;
+		snprintf(settings[i].user, sizeof(settings[i].user), "%.*s",
+			 (int)ulen, s);
+		snprintf(settings[i].kernel, sizeof(settings[i].kernel), "%s",
+			 slash ? slash + 1 : "");
+		snprintf(settings[i].name, sizeof(settings[i].name),
+			 "tofutex-u%s%s%s", settings[i].user,
+			 slash ? "-k" : "", settings[i].kernel);
+		impls[IMPL_SPIN_FIRST + i].name = settings[i].name;
+		impls[IMPL_SPIN_FIRST + i].what = "tofutex_mutex_t, --spin setting";
+		o->impl[o->n_impl++] = (enum impl_id)(IMPL_SPIN_FIRST + i);
+	}
 }
 
 static void write_param(const char *path, const char *value)
@@ -47,60 +65,63 @@ static void read_param(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
-/* One setting: "U" or "U/K", ns; checked as --spin is parsed. */
-static void run_setting(const char *setting, int argc, char **argv)
+/* The whole of @len bytes from @fd, or die. */
+static void read_all(int fd, void *buf, size_t len)
 {
-	char name[64], user[24], kernel[24] = "", saved[24] = "";
-	char **nargv = calloc((size_t)argc + 8, sizeof(*nargv));
-	const char *slash = strchr(setting, '/');
-	int n = 0, status;
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("--spin child: short result (%s)",
+			    n ? strerror(errno) : "end of file");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* One run of a --spin column: the tofutex lock, in a child process. */
+void run_spin_column(const struct point *p, struct result *res)
+{
+	unsigned int i = p->impl - IMPL_SPIN_FIRST;
+	struct point q = *p;
+	char saved[24] = "";
+	int fds[2], status;
 	pid_t pid;
 
-	if (!nargv)
-		die("out of memory");
-	snprintf(user, sizeof(user), "%.*s",
-		 (int)(slash ? (size_t)(slash - setting) : strlen(setting)),
-		 setting);
-	if (slash)
-		snprintf(kernel, sizeof(kernel), "%s", slash + 1);
-	snprintf(name, sizeof(name), "tofutex-u%s%s%s", user,
-		 kernel[0] ? "-k" : "", kernel);
-	if (kernel[0]) {
+	q.impl = IMPL_TOFUTEX;
+	if (settings[i].kernel[0]) {
 		read_param(SPIN_NS_PARAM, saved, sizeof(saved));
-		write_param(SPIN_NS_PARAM, kernel);
+		write_param(SPIN_NS_PARAM, settings[i].kernel);
 	}
-	for (int i = 0; i < argc; i++)
-		nargv[n++] = argv[i];
-	nargv[n++] = "--impl";
-	nargv[n++] = "tofutex";
-	nargv[n++] = "--uncontended";
-	nargv[n++] = "0";
-	nargv[n] = NULL;
-
-	printf("\nbench_lock: --spin %s: TOFUTEX_SPIN_NS=%s%s%s, column %s\n",
-	       setting, user, kernel[0] ? ", module spin_ns=" : "", kernel,
-	       name);
+	if (pipe(fds))
+		die("pipe: %s", strerror(errno));
 	fflush(stdout);
+	if (csv_file)
+		fflush(csv_file);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (!pid) {
-		setenv("TOFUTEX_SPIN_NS", user, 1);
-		setenv(SWEEP_ENV, name, 1);
-		execv("/proc/self/exe", nargv);
-		die("execv /proc/self/exe: %s", strerror(errno));
+		close(fds[0]);
+		if (setenv("TOFUTEX_SPIN_NS", settings[i].user, 1))
+			die("setenv: %s", strerror(errno));
+		run_once(&q, res);
+		if (write(fds[1], res, sizeof(*res)) != (ssize_t)sizeof(*res))
+			die("--spin child: write: %s", strerror(errno));
+		_exit(0);
 	}
+	close(fds[1]);
+	read_all(fds[0], res, sizeof(*res));
+	close(fds[0]);
 	if (waitpid(pid, &status, 0) < 0)
 		die("waitpid: %s", strerror(errno));
 	if (saved[0])
 		write_param(SPIN_NS_PARAM, saved);
-	free(nargv);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		die("--spin %s: the run failed (status %#x)", setting, status);
-}
-
-void spin_sweep(const struct options *o, int argc, char **argv)
-{
-	for (unsigned int i = 0; i < o->n_spin; i++)
-		run_setting(o->spin[i], argc, argv);
+		die("%s: the run's child failed (status %#x)", settings[i].name,
+		    status);
 }

@@ -64,7 +64,8 @@ void uncontended(const struct options *o, bool tofutex_on)
 	char buf[64];
 
 	for (unsigned int i = 0; i < o->n_impl; i++) {
-		if (o->impl[i] == IMPL_TOFUTEX && !tofutex_on)
+		if ((o->impl[i] == IMPL_TOFUTEX && !tofutex_on) ||
+		    o->impl[i] >= IMPL_SPIN_FIRST)
 			continue;
 		cols[n_cols++] = o->impl[i];
 		if (o->impl[i] == IMPL_TAS)
