@@ -9,8 +9,10 @@
  * the lock implementations; run.c, one timed run of T threads;
  * uncontended.c, the one-thread fast-path test; report.c, the CSV records
  * and the human tables; method.c, calibration and the method lines;
- * options.c, the command line; ../bench_lock.c, main(). Single-threaded
- * apart from run.c's workers, which write only their own struct worker.
+ * options.c, the command line; sweep.c, the --spin columns, each run in a
+ * child process; ../bench_lock.c, main() and the order of the blocks.
+ * Single-threaded apart from run.c's workers, which write only their own
+ * struct worker.
  */
 #ifndef BENCH_LOCK_H
 #define BENCH_LOCK_H
