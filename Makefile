@@ -185,10 +185,13 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
-build/bench/bin/%: bench/%.c $(LIB_A) | $(UAPI_LINK)
+# A benchmark that outgrew one file keeps its other parts in bench/<name>/
+# (*.c compiled into it, *.h its own headers).
+.SECONDEXPANSION:
+build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< \
-		$(LIB_A) $(SYS_LIBS)
+		$(wildcard bench/$*/*.c) $(LIB_A) $(SYS_LIBS)
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
 	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
@@ -248,13 +251,17 @@ check-native: deps-build
 bench-host: deps-build
 	+@$(RUN) bench-host
 
-# bench_cond on this machine without the module: both tofutex columns run
-# on the futex backend, against glibc, on real CPUs. Raw output and tables
-# in build/bench/native/.
-bench-native: deps-build build/bench/bin/bench_cond
+# bench_cond and bench_lock on this machine without the module: libtofutex
+# runs on its futex backend, against glibc, on real CPUs (bench_lock: the
+# tofutex lock against glibc's default and adaptive mutexes). Raw output
+# and tables in build/bench/native/; BENCH_LOCK_OPTS as for `make bench`.
+bench-native: deps-build build/bench/bin/bench_cond build/bench/bin/bench_lock
 	@mkdir -p build/bench/native
 	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
 	bench/report-cond.sh build/bench/native/bench_cond.txt
+	TOFUTEX_BACKEND=futex build/bench/bin/bench_lock -i tofutex,pthread,adaptive \
+		| tee build/bench/native/bench_lock.txt
+	bench/report-lock.sh build/bench/native/bench_lock.txt
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
@@ -357,7 +364,7 @@ help:
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
-	@echo 'make bench-native    bench_cond on this host, futex backend (no module)'
+	@echo 'make bench-native    bench_cond, bench_lock on this host, futex backend'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
 	@echo '                     (private DKMS trees; the system is untouched)'

@@ -12,13 +12,16 @@
 # Prints, from the "run" records (one per repetition): the method (the
 # "meta" records), throughput per block (median [min-max] over the
 # repetitions), the ratio to glibc's default mutex ("tie" within 0.25 of
-# 1.00), kernel calls per 1000 operations, fairness (per-thread min/mean
-# completion time) and acquisition latency. Writes to DIR (default: FILE's
-# directory):
+# 1.00), the share of the serial bound (ops/s x the critical section's
+# time alone, from the "bound" records), kernel calls per 1000 operations,
+# fairness (per-thread min/mean completion time) and acquisition latency.
+# A block is named by its unit, "+sleep" or "+fault" when its critical
+# section blocks, and "-cs<K>" when K is not the method's cs_units (the
+# oversubscribed block). Writes to DIR (default: FILE's directory):
 #   lock-raw.csv                 the CSV records, as extracted
 #   lock-summary.csv             one line per point: medians, spreads, ratio
-#   lock-<block>.png             one chart per block (unit kind and work,
-#                                e.g. lock-pause-w10.png): throughput
+#   lock-<block>-w<work>.png     one chart per block (e.g.
+#                                lock-pause-w10.png): throughput
 #                                relative to glibc's default mutex against
 #                                threads, one line per implementation
 # Charts need gnuplot (Debian: gnuplot-nox, installed by tests/deps.sh);
@@ -38,7 +41,7 @@ trap 'rm -f "$dats" "$impls" "$title" "$raw.new" "$outdir"/lock-*.dat' EXIT
 
 # Serial ports add carriage returns; harnesses may prefix lines.
 # Through a temporary file: FILE may be an earlier lock-raw.csv itself.
-tr -d '\r' <"$in" | sed -n 's/^.*\(bench_lock,\(meta\|record\|run\|uncontended\),\)/\1/p' >"$raw.new"
+tr -d '\r' <"$in" | sed -n 's/^.*\(bench_lock,\(meta\|record\|run\|uncontended\|bound\),\)/\1/p' >"$raw.new"
 mv "$raw.new" "$raw"
 if ! grep -q '^bench_lock,run,' "$raw"; then
 	echo "report-lock: no bench_lock run records in $in" >&2
@@ -100,6 +103,15 @@ function header(first,   i) {
 		cell(impl_name[i])
 	printf "\n"
 }
+# The unit column of a block: the unit, +kind for a blocking critical section,
+# -cs<K> for a critical section other than the one of the method.
+function label(unit, cs, kind) {
+	if (kind != "" && kind != "plain")
+		unit = unit "+" kind
+	if (cs != meta["cs_units"])
+		unit = unit "-cs" cs
+	return unit
+}
 BEGIN { tie = 0.25 }
 $2 == "meta" {
 	v = $4
@@ -122,6 +134,11 @@ $2 == "record" {
 		}
 	next
 }
+$2 == "bound" {
+	# unit, cs_units, work_units, kind, ns of the critical section alone
+	bound[label($3, $4, $6) SUBSEP $5] = $7
+	next
+}
 $2 == "uncontended" {
 	# impl, rep, ops, ns per lock+unlock pair
 	if (!($3 in un_have)) {
@@ -136,7 +153,8 @@ $2 == "run" {
 		print "report-lock: run records before the header record" > "/dev/stderr"
 		exit 1
 	}
-	impl = $col["impl"]; unit = $col["unit"]; work = $col["work_units"]
+	impl = $col["impl"]; work = $col["work_units"]
+	unit = label($col["unit"], $col["cs_units"], ("kind" in col) ? $col["kind"] : "")
 	thr = $col["threads"]; ops = $col["ops"]
 	blk = unit SUBSEP work
 	if (!(blk in seen_blk)) {
@@ -153,6 +171,13 @@ $2 == "run" {
 	}
 	k = blk SUBSEP thr SUBSEP impl
 	have[k] = 1
+	blk_thr[blk SUBSEP thr] = 1
+	if (!(blk in blk_unit)) {
+		blk_unit[blk] = $col["unit"]
+		blk_cs[blk] = $col["cs_units"]
+		blk_what[blk] = ("kind" in col) && $col["kind"] != "plain" ? " + " $col["kind"] : ""
+		blk_thr1[blk] = thr
+	}
 	ops_of[k] = ops
 	add(k SUBSEP "ops_per_s", $col["ops_per_s"])
 	add(k SUBSEP "elapsed_ns", $col["elapsed_ns"])
@@ -249,8 +274,9 @@ END {
 	for (b = 1; b <= n_blk; b++) {
 		blk = blk_list[b]
 		split(blk, bu, SUBSEP)
-		k1 = blk SUBSEP thr_list[1] SUBSEP impl_name[1]
-		blk_title = sprintf("critical section %s %s, work %s %s", meta["cs_units"], bu[1], bu[2], bu[1])
+		k1 = blk SUBSEP blk_thr1[blk] SUBSEP impl_name[1]
+		blk_title = sprintf("critical section %s %s%s, work %s %s", \
+			blk_cs[blk], blk_unit[blk], blk_what[blk], bu[2], blk_unit[blk])
 		printf "\n== %s: throughput, kops/s, median [min-max] of %d ==\n", blk_title, reps[k1]
 		header("threads")
 		# Chart data: the ratio of medians to pthread per implementation.
@@ -261,6 +287,8 @@ END {
 		printf "\n" > dat
 		for (t = 1; t <= n_thr; t++) {
 			thr = thr_list[t]
+			if (!((blk SUBSEP thr) in blk_thr))
+				continue
 			printf "%-20s", thr
 			printf "%s", thr > dat
 			for (i = 1; i <= n_impl; i++) {
@@ -289,10 +317,33 @@ END {
 	for (b = 1; b <= n_blk; b++) {
 		split(blk_list[b], bu, SUBSEP)
 		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
 			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				cell(!(k in have) ? "-" : rat[k] == "n/a" ? "n/a" : ratio(rat[k], impl_name[i]) mark(k))
+			}
+			printf "\n"
+		}
+	}
+
+	printf "\n== share of the serial bound: ops/s x the critical section alone, one thread (medians) ==\n"
+	printf "%-6s %5s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		if (!(blk_list[b] in bound))
+			continue
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
+			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++) {
+				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
+				cell(k in have ? sprintf("%.2f%s", tp[k] * bound[blk_list[b]] / 1e9, mark(k)) : "-")
 			}
 			printf "\n"
 		}
@@ -306,6 +357,8 @@ END {
 	for (b = 1; b <= n_blk; b++) {
 		split(blk_list[b], bu, SUBSEP)
 		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
 			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
@@ -328,6 +381,8 @@ END {
 	for (b = 1; b <= n_blk; b++) {
 		split(blk_list[b], bu, SUBSEP)
 		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
 			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
@@ -345,6 +400,8 @@ END {
 	for (b = 1; b <= n_blk; b++) {
 		split(blk_list[b], bu, SUBSEP)
 		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
 			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]

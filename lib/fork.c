@@ -35,6 +35,7 @@ static void tofutex_fork_child(void)
 
 	tofutex__fd_forget();
 	tofutex__backend_forget();
+	tofutex__spin_forget();
 	tofutex__tid_forget();
 	errno = saved_errno;
 }

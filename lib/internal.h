@@ -93,6 +93,8 @@ extern uint64_t tofutex__features TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN int tofutex__backend_slow(void);
 /* backend.c: in the child of fork(): choose again on first use. */
 TOFUTEX_HIDDEN void tofutex__backend_forget(void);
+/* mutex.c: in the child of fork(): read TOFUTEX_SPIN_NS again. */
+TOFUTEX_HIDDEN void tofutex__spin_forget(void);
 
 static inline int tofutex__backend(void)
 {

@@ -36,6 +36,7 @@
  * another process is never taken: EPERM.
  */
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -114,8 +115,23 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
  * without the kernel (bench_lock's lock_calls per 1000 operations shows
  * the share that still enters it); a longer hold goes to the kernel, which
  * spins or sleeps knowing whether the owner runs.
+ *
+ * bench_lock --spin (bench/README.md) runs other budgets side by side
+ * with this one and with glibc's mutexes, on the module and natively on
+ * the futex backend. With no user-space spin every lock that finds the
+ * word held enters the kernel; from about a microsecond on, short critical
+ * sections rarely reach it, and no budget up to 50 us, nor the module's
+ * spin_ns, beat this one by more than the benchmark's run-to-run spread.
+ *
+ * TOFUTEX_SPIN_NS in the environment replaces it (0 to
+ * TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), read once per
+ * process, at the first spin (again in a fork() child, which may have
+ * changed its environment, as fork.c forgets the backend): for tuning and
+ * for measuring the spin against the kernel's (bench_lock --spin).
  */
 #define TOFUTEX_USER_SPIN_NS	5000u
+/* 10 ms, as the module's spin_ns: beyond any hold worth spinning on. */
+#define TOFUTEX_USER_SPIN_MAX_NS	10000000u
 
 /* Look at the clock once per this many polls: a read costs a few polls. */
 #define TOFUTEX_USER_SPIN_CLOCK_EVERY	16u
@@ -137,6 +153,38 @@ static inline uint64_t tofutex_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The budget in ns plus one; 0: not read yet. Racing readers agree. */
+static uint32_t tofutex_user_spin_cached;
+
+static __attribute__((noinline)) uint32_t tofutex_user_spin_read(void)
+{
+	const char *env = getenv("TOFUTEX_SPIN_NS");
+	unsigned long v = TOFUTEX_USER_SPIN_NS;
+	char *end;
+
+	if (env && *env) {
+		v = strtoul(env, &end, 10);
+		if (*end || env[0] == '-' || v > TOFUTEX_USER_SPIN_MAX_NS)
+			v = TOFUTEX_USER_SPIN_NS;
+	}
+	__atomic_store_n(&tofutex_user_spin_cached, (uint32_t)v + 1,
+			 __ATOMIC_RELAXED);
+	return (uint32_t)v;
+}
+
+void tofutex__spin_forget(void)
+{
+	__atomic_store_n(&tofutex_user_spin_cached, 0, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t tofutex_user_spin_ns(void)
+{
+	uint32_t v = __atomic_load_n(&tofutex_user_spin_cached,
+				     __ATOMIC_RELAXED);
+
+	return v ? v - 1 : tofutex_user_spin_read();
+}
+
 /*
  * Take a word with no owner, keeping the bits left in it as
  * tofutex_mutex_trylock() explains. @word is the value last seen; on
@@ -154,18 +202,21 @@ static inline int tofutex_mutex_take_free(tofutex_mutex_t *m, uint32_t tid,
 }
 
 /*
- * Poll a held word for up to TOFUTEX_USER_SPIN_NS, taking it when its
- * owner lets go. Returns as tofutex_mutex_take_free(), EBUSY when the
+ * Poll a held word for up to the user-space spin budget, taking it when
+ * its owner lets go. Returns as tofutex_mutex_take_free(), EBUSY when the
  * budget ran out. Read-only polling: the owner's cache line is not
  * stolen until the word is free.
  */
 static __attribute__((noinline)) int
 tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 {
+	const uint32_t budget = tofutex_user_spin_ns();
 	uint64_t end = 0, now;
 	unsigned int polls = 0;
 	int err;
 
+	if (!budget)
+		return tofutex_mutex_take_free(m, tid, &word);
 	for (;;) {
 		err = tofutex_mutex_take_free(m, tid, &word);
 		if (err != EBUSY)
@@ -173,7 +224,7 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 		if (++polls % TOFUTEX_USER_SPIN_CLOCK_EVERY == 0) {
 			now = tofutex_now_ns();
 			if (!end)
-				end = now + TOFUTEX_USER_SPIN_NS;
+				end = now + budget;
 			else if (now >= end)
 				return EBUSY;
 		}

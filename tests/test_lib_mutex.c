@@ -527,6 +527,40 @@ START_TEST(test_fork_idiom)
 }
 END_TEST
 
+/*
+ * TOFUTEX_SPIN_NS, read again in a fork() child: no user-space spin, the
+ * longest, and a value the library must ignore; the mutex excludes and
+ * makes progress under each.
+ */
+START_TEST(test_spin_budget_env)
+{
+	static const char *const values[] = { "0", "10000000", "5us" };
+	struct excl e = { .m = TOFUTEX_MUTEX_INITIALIZER, .iters = 2000,
+			  .sleep_every = 100 };
+	pthread_t t[3];
+	int status, i;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setenv("TOFUTEX_SPIN_NS", values[_i], 1))
+			_exit(2);
+		for (i = 0; i < 3; i++)
+			if (pthread_create(&t[i], NULL, excl_main, &e))
+				_exit(3);
+		for (i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		_exit(e.counter == 3 * e.iters && !tfailed() &&
+		      !mword(&e.m) ? 0 : 4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "TOFUTEX_SPIN_NS=%s: child status %#x", values[_i],
+		      status);
+}
+END_TEST
+
 /* ---- wait, wake, swap ---- */
 
 struct waiter {
@@ -661,6 +695,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_shared_word_eperm, 0, 2);
 	tcase_add_test(tc, test_fork_idiom);
+	tcase_add_loop_test(tc, test_spin_budget_env, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("waitwake");
