@@ -310,7 +310,7 @@ END {
 	}
 
 	printf "\n== ops/s ratio to pthread default (medians; \"tie\": within %.2f of 1.00) ==\n", tie
-	printf "%-6s %5s %7s", "unit", "work", "threads"
+	printf "%-10s %4s %7s", "unit", "work", "threads"
 	for (i = 1; i <= n_impl; i++)
 		cell(impl_name[i])
 	printf "\n"
@@ -319,7 +319,7 @@ END {
 		for (t = 1; t <= n_thr; t++) {
 			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
 				continue
-			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				cell(!(k in have) ? "-" : rat[k] == "n/a" ? "n/a" : ratio(rat[k], impl_name[i]) mark(k))
@@ -329,7 +329,7 @@ END {
 	}
 
 	printf "\n== share of the serial bound: ops/s x the critical section alone, one thread (medians) ==\n"
-	printf "%-6s %5s %7s", "unit", "work", "threads"
+	printf "%-10s %4s %7s", "unit", "work", "threads"
 	for (i = 1; i <= n_impl; i++)
 		cell(impl_name[i])
 	printf "\n"
@@ -340,7 +340,7 @@ END {
 		for (t = 1; t <= n_thr; t++) {
 			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
 				continue
-			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				cell(k in have ? sprintf("%.2f%s", tp[k] * bound[blk_list[b]] / 1e9, mark(k)) : "-")
@@ -350,7 +350,7 @@ END {
 	}
 
 	printf "\n== kernel calls per 1000 operations, lock/unlock (medians) ==\n"
-	printf "%-6s %5s %7s", "unit", "work", "threads"
+	printf "%-10s %4s %7s", "unit", "work", "threads"
 	for (i = 1; i <= n_impl; i++)
 		cell(impl_name[i])
 	printf "\n"
@@ -359,7 +359,7 @@ END {
 		for (t = 1; t <= n_thr; t++) {
 			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
 				continue
-			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				if (!(k in have))
@@ -374,7 +374,7 @@ END {
 	}
 
 	printf "\n== fairness: per-thread completion time min/mean (medians) ==\n"
-	printf "%-6s %5s %7s", "unit", "work", "threads"
+	printf "%-10s %4s %7s", "unit", "work", "threads"
 	for (i = 1; i <= n_impl; i++)
 		cell(impl_name[i])
 	printf "\n"
@@ -383,7 +383,7 @@ END {
 		for (t = 1; t <= n_thr; t++) {
 			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
 				continue
-			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				cell(k in have ? sprintf("%.2f%s", fair[k], mark(k)) : "-")
@@ -393,7 +393,7 @@ END {
 	}
 
 	printf "\n== acquisition latency p50/p99, us (medians; sampled on 1 in %s operations) ==\n", meta["lat_sample_every"]
-	printf "%-6s %5s %7s", "unit", "work", "threads"
+	printf "%-10s %4s %7s", "unit", "work", "threads"
 	for (i = 1; i <= n_impl; i++)
 		cell(impl_name[i])
 	printf "\n"
@@ -402,7 +402,7 @@ END {
 		for (t = 1; t <= n_thr; t++) {
 			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
 				continue
-			printf "%-6s %5s %7s", bu[1], bu[2], thr_list[t]
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
 			for (i = 1; i <= n_impl; i++) {
 				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
 				if (!(k in have))
