@@ -256,18 +256,18 @@ bench_limit=60
 # every program that CMD runs.
 lim="timeout $bench_limit"
 bench_time() {
-	t0=$(cut -d' ' -f1 /proc/uptime)
+	bench_t0=$(cut -d' ' -f1 /proc/uptime)
 	rc=0
 	"$@" >/tmp/bench.out 2>&1 || rc=$?
-	secs=$(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+	secs=$(awk -v a="$bench_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
 		'BEGIN { printf "%.1f", b - a }')
 }
 
 # memcached_load THREADS: memcached with THREADS worker threads under
-# $RUNNER, and memcaslap's load for 3 s (memcaslap itself stock).
+# $RUNNER, and memcaslap's load for 2 s (memcaslap itself stock).
 memcached_load() {
 	memcached_start "$bench_limit" "$1"
-	$lim memcaslap -s 127.0.0.1:11211 -T 2 -c 8 -w 1k -t 3s
+	$lim memcaslap -s 127.0.0.1:11211 -T 2 -c 8 -w 1k -t 2s
 	mrc=$?
 	memcached_stop
 	return $mrc
@@ -280,7 +280,8 @@ bench_metric() {
 	# shellcheck disable=SC2086 # $lim and $RUNNER: words or none
 	case $1 in
 	sysbench-threads)
-		bench_time $lim $RUNNER sysbench threads --threads="$2" --time=3 run
+		bench_time $lim $RUNNER sysbench threads --threads="$2" \
+			--thread-yields=100 --time=2 run
 		metric=$(awk '/total time:/ { t = $3 + 0 } /total number of events:/ { e = $5 }
 		     END { if (t > 0 && e != "") printf "events/s %.2f\n", e / t }' /tmp/bench.out) ;;
 	sysbench-mutex)
@@ -294,12 +295,12 @@ bench_metric() {
 		metric=$(awk -v n=$((bench_contended_locks / $2 * $2)) '/total time:/ { t = $3 + 0 }
 		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' /tmp/bench.out) ;;
 	stress-ng-mutex)
-		bench_time $lim $RUNNER stress-ng --mutex 1 --mutex-procs "$2" -t 3 \
+		bench_time $lim $RUNNER stress-ng --mutex 1 --mutex-procs "$2" -t 2 \
 			--metrics-brief
 		metric=$(awk '$4 == "mutex" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
 			/tmp/bench.out) ;;
 	stress-ng-pthread)
-		bench_time $lim $RUNNER stress-ng --pthread 1 --pthread-max "$2" -t 3 \
+		bench_time $lim $RUNNER stress-ng --pthread 1 --pthread-max "$2" -t 2 \
 			--metrics-brief
 		metric=$(awk '$4 == "pthread" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
 			/tmp/bench.out) ;;
@@ -341,19 +342,19 @@ bench_one() {
 # pigz's and memcached's worker threads). PROGRAMS_BENCH_POINTS (in the
 # guest's environment: TEST_ENV) replaces them, separated by commas.
 bench_points="sysbench-threads:2 sysbench-threads:4 sysbench-threads:8
-sysbench-threads:16 sysbench-mutex:4 sysbench-mutex-contended:2
-sysbench-mutex-contended:4 sysbench-mutex-contended:8
-sysbench-mutex-contended:16 stress-ng-mutex:4 stress-ng-pthread:8 pigz:2
-memcached:2"
+sysbench-threads:16 sysbench-mutex:4 sysbench-mutex-contended:1
+sysbench-mutex-contended:2 sysbench-mutex-contended:4
+sysbench-mutex-contended:8 sysbench-mutex-contended:16 stress-ng-mutex:4
+stress-ng-pthread:8 pigz:2 memcached:2"
 [ -z "${PROGRAMS_BENCH_POINTS-}" ] || bench_points=$PROGRAMS_BENCH_POINTS
 # sysbench mutex runs a fixed number of locks per thread: its defaults'
 # 50,000 (each after 10,000 empty loops) take minutes under emulation;
-# 10,000 take about a second. The contended runs share 4,000,000 locks
-# among their threads (about a second stock at 2 to 4 million locks a
-# second): with fewer, each thread is done within its first time slices
-# and the threads hardly overlap.
+# 10,000 take about a second. The contended runs share 2,000,000 locks
+# among their threads (about a second stock at 1 to 3 million locks a
+# second): with far fewer, each thread is done within its first time
+# slices and the threads hardly overlap.
 bench_mutex_locks=10000
-bench_contended_locks=4000000
+bench_contended_locks=2000000
 
 # programs_bench REPEATS: every point stock, under tofutex-run on the
 # module and under tofutex-run on futex(2), REPEATS rounds with the three
