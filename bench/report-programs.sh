@@ -22,8 +22,12 @@
 # the table. Writes to DIR (default: FILE's directory):
 #   programs.md   the table
 #   programs.csv  program,threads,unit,stock,tofutex,futex,tofutex_ratio,
-#                 futex_ratio,runs,lock,unlock,spins,sleeps,steals,wait,wake,secs
-#   programs.png  tofutex/stock and futex/stock per point (needs gnuplot)
+#                 futex_ratio,tofutex_ratio_min,tofutex_ratio_max,
+#                 futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,
+#                 sleeps,steals,wait,wake,secs
+#   programs.png  tofutex/stock and futex/stock per point, the ratios'
+#                 medians with bars from the lowest to the highest ratio
+#                 of one round (needs gnuplot)
 set -euo pipefail
 
 # shellcheck source=bench/report-args.sh
@@ -52,8 +56,31 @@ awk -v csv="$csv" -v dat="$dat" '
 			return "FAILED"
 		return sprintf(v >= 100 ? "%.0f" : "%.2f", v)
 	}
+	function pair(sp) {
+		return sp ~ /-/ ? "," : sp
+	}
+	function cell(r, sp,   a) {
+		split(sp, a, /[ ,]/)
+		return r == "-" || a[1] == "-" ? r : r " (" a[1] "-" a[2] ")"
+	}
 	function ratio(a, b) {
 		return (a > 0 && b != "") ? sprintf("%.2f", b / a) : "-"
+	}
+	# The lowest and highest ratio of one round (the variants run side
+	# by side) over the rounds where both ran: "min,max", or "- -".
+	function spread(pt, v,   r, lo, hi, x) {
+		lo = hi = ""
+		for (r = 1; r <= nround[pt]; r++) {
+			if (!((pt " stock", r) in round) || !((pt " " v, r) in round) ||
+			    round[pt " stock", r] <= 0)
+				continue
+			x = round[pt " " v, r] / round[pt " stock", r]
+			if (lo == "" || x < lo)
+				lo = x
+			if (hi == "" || x > hi)
+				hi = x
+		}
+		return lo == "" ? "- -" : sprintf("%.2f,%.2f", lo, hi)
 	}
 	/^program=/ {
 		delete f
@@ -72,6 +99,8 @@ awk -v csv="$csv" -v dat="$dat" '
 		runs[key]++
 		if (f["value"] ~ /^[0-9.]+([eE][-+]?[0-9]+)?$/) {
 			vals[key] = vals[key] " " f["value"]
+			round[key, f["run"]] = f["value"]
+			nround[pt] = f["run"] > nround[pt] ? f["run"] : nround[pt]
 		} else {
 			failed[key]++
 			nfail++
@@ -91,7 +120,7 @@ awk -v csv="$csv" -v dat="$dat" '
 		nk = split("lock unlock spins sleeps steals wait wake", keys, " ")
 		print "| program | threads | unit | stock | tofutex-run | ratio | futex backend | ratio | LOCK | UNLOCK | spins | sleeps | steals | WAIT | WAKE |"
 		print "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
-		print "program,threads,unit,stock,tofutex,futex,tofutex_ratio,futex_ratio,runs,lock,unlock,spins,sleeps,steals,wait,wake,secs" > csv
+		print "program,threads,unit,stock,tofutex,futex,tofutex_ratio,futex_ratio,tofutex_ratio_min,tofutex_ratio_max,futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,sleeps,steals,wait,wake,secs" > csv
 		for (i = 1; i <= np; i++) {
 			pt = order[i]
 			split(pt, p, " ")
@@ -100,6 +129,8 @@ awk -v csv="$csv" -v dat="$dat" '
 			u = median(vals[pt " futex"])
 			rt = ratio(s, t)
 			ru = ratio(s, u)
+			st = spread(pt, "tofutex")
+			su = spread(pt, "futex")
 			line = ""
 			cline = ""
 			for (j = 1; j <= nk; j++) {
@@ -108,18 +139,23 @@ awk -v csv="$csv" -v dat="$dat" '
 				cline = cline "," c
 			}
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s |%s\n", p[1], p[2],
-			       unit[pt], num(s), num(t), rt, num(u), ru, line
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d%s,%s\n", p[1], p[2], unit[pt],
+			       unit[pt], num(s), num(t), cell(rt, st), num(u), cell(ru, su), line
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d%s,%s\n", p[1], p[2], unit[pt],
 			       s, t, u, rt == "-" ? "" : rt, ru == "-" ? "" : ru,
+			       pair(st), pair(su),
 			       runs[pt " stock"], cline,
 			       median(secs[pt " stock"] secs[pt " tofutex"] secs[pt " futex"]) > csv
-			if (rt != "-" && ru != "-")
-				printf "\"%s/%s\" %s %s\n", p[1], p[2], rt, ru > dat
+			if (rt != "-" && ru != "-" && st !~ /-/ && su !~ /-/) {
+				gsub(/,/, " ", st)
+				gsub(/,/, " ", su)
+				printf "\"%s/%s\" %s %s %s %s\n", p[1], p[2], rt, st, ru, su > dat
+			}
 		}
 		print ""
 		printf "Medians of %d runs per variant in one boot, the three variants interleaved;\n",
 		       runs[order[1] " stock"]
-		print "ratio = median / stock median (higher is better). futex backend: tofutex-run"
+		print "ratio = median / stock median (higher is better), in brackets the lowest and"
+		print "highest ratio of one round (the variants run side by side). futex backend: tofutex-run"
 		print "with TOFUTEX_BACKEND=futex. Kernel calls: the module'"'"'s statistics moved by a"
 		print "run of tofutex-run on the module backend, median over its runs."
 		if (nfail) {
@@ -135,16 +171,17 @@ if [ -s "$dat" ] && command -v gnuplot >/dev/null; then
 	gnuplot <<EOG
 set terminal pngcairo size 1100,520
 set output '$png'
-set title 'Real programs under tofutex-run: throughput / stock (medians, one boot)'
+set title 'Real programs under tofutex-run: throughput / stock (medians of one boot; bars: lowest to highest ratio of one round)'
 set style data histograms
-set style histogram clustered gap 1
+set style histogram errorbars gap 1 lw 1
 set style fill solid 0.8 border -1
 set ylabel 'throughput / stock'
 set xtics rotate by -30
 set yrange [0:*]
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 set key top left
-plot '$dat' using 2:xtic(1) title 'tofutex-run (module)', '' using 3 title 'tofutex-run (futex backend)'
+plot '$dat' using 2:3:4:xtic(1) title 'tofutex-run (module)', \\
+     '' using 5:6:7 title 'tofutex-run (futex backend)'
 EOG
 	echo "wrote $png"
 fi

@@ -260,7 +260,7 @@ split_bench() {
 		fi
 	done
 	echo "---- raw output and charts in ${dir#"$top"/}/:"
-	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.png; do
+	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.md "$dir"/*.png; do
 		[ -e "$f" ] && echo "  ${f##*/}"
 	done
 	return 0
