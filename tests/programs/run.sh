@@ -259,7 +259,8 @@ programs_check() {
 bench_limit=60
 
 # bench_time CMD...: run CMD (output in /tmp/bench.out); $rc its exit
-# status, $secs the seconds it took. $lim, the backstop, goes before
+# status, $secs the seconds it took (to /proc/uptime's hundredths: pigz's
+# MB/s come from them). $lim, the backstop, goes before
 # every program that CMD runs.
 lim="timeout $bench_limit"
 bench_time() {
@@ -267,7 +268,7 @@ bench_time() {
 	rc=0
 	"$@" >/tmp/bench.out 2>&1 || rc=$?
 	secs=$(awk -v a="$bench_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
-		'BEGIN { printf "%.1f", b - a }')
+		'BEGIN { printf "%.2f", b - a }')
 }
 
 # memcached_load THREADS: memcached with THREADS worker threads under
