@@ -370,7 +370,9 @@ bench_contended_locks=2000000
 # results file) and the console.
 programs_bench() {
 	memcached_setup
-	awk 'BEGIN { for (i = 0; i < 100000; i++) print i, i * i, "tofutex", i % 7 }' \
+	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
+	# guest (several on a loaded host).
+	awk 'BEGIN { for (i = 0; i < 400000; i++) print i, i * i, "tofutex", i % 7 }' \
 		>/tmp/pigz.in
 	cat /usr/bin/pigz /usr/bin/sysbench >>/tmp/pigz.in
 	for point in $(echo "$bench_points" | tr , ' '); do
