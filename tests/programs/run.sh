@@ -156,29 +156,54 @@ prog_pigz() {
 		problem="$problem; compressed output differs from the stock run's"
 }
 
-# memcached on the loopback, with memcaslap's load (10% sets, 90% gets,
-# a fifth of the gets verified against what was set) and memccapable's
-# protocol checks, both from libmemcached-tools.
-memcached_one() {
-	prog_exec memcached -u root -t 2 -l 127.0.0.1 -p 11211 -U 0 &
-	pid=$!
+# memcached_setup: what memcached needs in the guest: the loopback up,
+# and a passwd entry for its -u root.
+memcached_setup() {
+	ip link set lo up
+	grep -q '^root:' /etc/passwd 2>/dev/null ||
+		echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
+}
+
+# memcached_start LIMIT THREADS: memcached with THREADS worker threads
+# under $RUNNER and `timeout LIMIT`, in the background, serving on
+# 127.0.0.1:11211; $mpid is memcached's own process. It is started as a
+# simple command, not through a shell function: the background job of a
+# function is a subshell, and killing that would leave memcached running
+# (holding the port, and the output pipe of whoever called this).
+# Prints "memcached: ... exit status" when it is not serving.
+memcached_start() {
+	# shellcheck disable=SC2086 # $RUNNER is one word or none
+	timeout "$1" $RUNNER memcached -u root -t "$2" -l 127.0.0.1 -p 11211 -U 0 &
+	mpid=$!
 	i=0
 	until memcping --servers=127.0.0.1:11211 >/dev/null 2>&1; do
 		i=$((i + 1))
 		[ $i -lt 100 ] || break
 		sleep 0.2
 	done
+	kill -0 "$mpid" 2>/dev/null ||
+		echo "memcached: not running (exit status $(wait "$mpid"; echo $?))"
+}
+
+# memcached_stop: end the memcached memcached_start started.
+memcached_stop() {
+	kill "$mpid" 2>/dev/null
+	# memcached's own status after SIGTERM says nothing about the run.
+	wait "$mpid" || true
+}
+
+# memcached on the loopback, with memcaslap's load (10% sets, 90% gets,
+# a fifth of the gets verified against what was set) and memccapable's
+# protocol checks, both from libmemcached-tools.
+memcached_one() {
+	memcached_start "$test_timeout" 2
 	memcaslap -s 127.0.0.1:11211 -T 2 -c 8 -x 2000 -v 0.2 || echo "memcaslap: exit status $?"
 	memccapable -h 127.0.0.1 -p 11211 || echo "memccapable: exit status $?"
-	kill "$pid"
-	# memcached's own status after SIGTERM says nothing about the run.
-	wait "$pid" || true
+	memcached_stop
 }
 
 prog_memcached() {
-	ip link set lo up
-	grep -q '^root:' /etc/passwd 2>/dev/null ||
-		echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
+	memcached_setup
 	prog_run memcached memcached_one
 	prog_common
 	for f in stock tfx; do
@@ -226,80 +251,135 @@ programs_check() {
 
 # ---- make bench: the real programs' own metrics ----------------------
 
-# bench_elapsed CMD...: run CMD, print the seconds it took (/proc/uptime).
-bench_elapsed() {
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	"$@" >/dev/null 2>&1 || return 1
-	awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { print b - a }'
+# Every run is bounded twice: by its own size (a time limit or a count of
+# operations, chosen so that one run takes a few seconds in the -smp 2
+# TCG guest, up to 10 s for memcached) and by bench_limit, a backstop
+# several times the longest run seen on a loaded host, after which the
+# run is killed and reported as timed out.
+bench_limit=60
+
+# bench_time CMD...: run CMD (output in /tmp/bench.out); $rc its exit
+# status, $secs the seconds it took (to /proc/uptime's hundredths: pigz's
+# MB/s come from them). $lim, the backstop, goes before
+# every program that CMD runs.
+lim="timeout $bench_limit"
+bench_time() {
+	bench_t0=$(cut -d' ' -f1 /proc/uptime)
+	rc=0
+	"$@" >/tmp/bench.out 2>&1 || rc=$?
+	secs=$(awk -v a="$bench_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+		'BEGIN { printf "%.2f", b - a }')
 }
 
-# bench_metric PROGRAM THREADS: run PROGRAM once under $RUNNER, print its
-# own metric as "UNIT VALUE" (nothing when the run failed).
+# memcached_load THREADS: memcached with THREADS worker threads under
+# $RUNNER, and memcaslap's load for 2 s (memcaslap itself stock).
+memcached_load() {
+	memcached_start "$bench_limit" "$1"
+	$lim memcaslap -s 127.0.0.1:11211 -T 2 -c 8 -w 1k -t 2s
+	mrc=$?
+	memcached_stop
+	return $mrc
+}
+
+# bench_metric PROGRAM THREADS: run PROGRAM once under $RUNNER (output
+# in /tmp/bench.out); $metric its own metric as "UNIT VALUE", empty when
+# the run failed.
 bench_metric() {
+	# shellcheck disable=SC2086 # $lim and $RUNNER: words or none
 	case $1 in
 	sysbench-threads)
-		prog_exec sysbench threads --threads="$2" --time=4 run |
-			awk '/total time:/ { t = $3 + 0 } /total number of events:/ { e = $5 }
-			     END { if (t > 0) print "events/s", e / t }' ;;
+		bench_time $lim $RUNNER sysbench threads --threads="$2" \
+			--thread-yields=100 --time=2 run
+		metric=$(awk '/total time:/ { t = $3 + 0 } /total number of events:/ { e = $5 }
+		     END { if (t > 0 && e != "") printf "events/s %.2f\n", e / t }' /tmp/bench.out) ;;
 	sysbench-mutex)
-		prog_exec sysbench mutex --threads="$2" --mutex-locks=2000 run |
-			awk -v n="$2" '/total time:/ { t = $3 + 0 }
-			     END { if (t > 0) print "locks/s", n * 2000 / t }' ;;
+		bench_time $lim $RUNNER sysbench mutex --threads="$2" \
+			--mutex-locks="$bench_mutex_locks" run
+		metric=$(awk -v n=$(($2 * bench_mutex_locks)) '/total time:/ { t = $3 + 0 }
+		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' /tmp/bench.out) ;;
 	sysbench-mutex-contended)
-		prog_exec sysbench mutex --threads="$2" --mutex-num=1 \
-			--mutex-locks=10000 --mutex-loops=10 run |
-			awk -v n="$2" '/total time:/ { t = $3 + 0 }
-			     END { if (t > 0) print "locks/s", n * 10000 / t }' ;;
+		bench_time $lim $RUNNER sysbench mutex --threads="$2" --mutex-num=1 \
+			--mutex-locks=$((bench_contended_locks / $2)) --mutex-loops=10 run
+		metric=$(awk -v n=$((bench_contended_locks / $2 * $2)) '/total time:/ { t = $3 + 0 }
+		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' /tmp/bench.out) ;;
 	stress-ng-mutex)
-		prog_exec stress-ng --mutex 1 --mutex-procs "$2" -t 4 --metrics-brief 2>&1 |
-			awk '$4 == "mutex" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' ;;
+		bench_time $lim $RUNNER stress-ng --mutex 1 --mutex-procs "$2" -t 2 \
+			--metrics-brief
+		metric=$(awk '$4 == "mutex" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
+			/tmp/bench.out) ;;
+	stress-ng-pthread)
+		bench_time $lim $RUNNER stress-ng --pthread 1 --pthread-max "$2" -t 2 \
+			--metrics-brief
+		metric=$(awk '$4 == "pthread" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
+			/tmp/bench.out) ;;
 	pigz)
-		s=$(bench_elapsed prog_exec pigz -p "$2" -b 32 -c /tmp/pigz.in) &&
-			awk -v s="$s" -v b="$(wc -c </tmp/pigz.in)" \
-			    'BEGIN { if (s > 0) print "MB/s", b / s / 1e6 }' ;;
+		bench_time $lim $RUNNER pigz -p "$2" -b 32 -c /tmp/pigz.in
+		metric=
+		[ "$rc" != 0 ] || metric=$(awk -v s="$secs" -v b="$(wc -c </tmp/pigz.in)" \
+			'BEGIN { if (s > 0) printf "MB/s %.3f\n", b / s / 1e6 }') ;;
 	memcached)
-		prog_exec memcached -u root -t "$2" -l 127.0.0.1 -p 11211 -U 0 &
-		pid=$!
-		i=0
-		until memcping --servers=127.0.0.1:11211 >/dev/null 2>&1; do
-			i=$((i + 1))
-			[ $i -lt 100 ] || break
-			sleep 0.2
-		done
-		memcaslap -s 127.0.0.1:11211 -T 2 -c 8 -t 4s 2>&1 |
-			awk '/TPS:/ { for (i = 1; i < NF; i++) if ($i == "TPS:") print "requests/s", $(i + 1) }'
-		kill "$pid"
-		wait "$pid" || true ;;
+		bench_time memcached_load "$2"
+		metric=$(awk '/TPS:/ { for (i = 1; i < NF; i++) if ($i == "TPS:") v = $(i + 1) }
+		     END { if (v != "") print "requests/s", v }' /tmp/bench.out) ;;
 	esac
 }
 
-# programs_bench REPEATS: every (program, threads) point stock, under
-# tofutex-run on the module and under tofutex-run on futex(2), REPEATS
-# rounds with the three variants interleaved; one line per run:
-#   program=P threads=T variant=V run=R unit=U value=X
+# bench_one PROGRAM THREADS VARIANT RUN: one run, reported as it ends:
+#   program=P threads=T variant=V run=R unit=U value=X secs=S rc=N
+#   lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..
+# (the module's global statistics moved by the run: nothing else runs in
+# the guest meanwhile, and worker processes that leave with _exit() print
+# no TOFUTEX_RUN_STATS line of their own). value=FAILED when the run
+# printed no metric, with rc=124 or 143 when the backstop killed it.
+bench_one() {
+	RUNNER=tofutex-run
+	[ "$3" != stock ] || RUNNER=
+	before=$(prog_stats)
+	[ "$3" != futex ] || export TOFUTEX_BACKEND=futex
+	bench_metric "$1" "$2"
+	unset TOFUTEX_BACKEND
+	d=$(prog_delta "$before" "$(prog_stats)")
+	[ -n "$metric" ] || metric="- FAILED"
+	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d"
+	if [ -z "${metric%%* FAILED}" ]; then
+		tail -n 5 /tmp/bench.out | sed "s/^/[programs] $1: /"
+	fi
+}
+
+# The points: PROGRAM:THREADS (threads, or stress-ng's instances, or
+# pigz's and memcached's worker threads). PROGRAMS_BENCH_POINTS (in the
+# guest's environment: TEST_ENV) replaces them, separated by commas.
+bench_points="sysbench-threads:2 sysbench-threads:4 sysbench-threads:8
+sysbench-threads:16 sysbench-mutex:4 sysbench-mutex-contended:1
+sysbench-mutex-contended:2 sysbench-mutex-contended:4
+sysbench-mutex-contended:8 sysbench-mutex-contended:16 stress-ng-mutex:4
+stress-ng-pthread:8 pigz:2 memcached:2"
+[ -z "${PROGRAMS_BENCH_POINTS-}" ] || bench_points=$PROGRAMS_BENCH_POINTS
+# sysbench mutex runs a fixed number of locks per thread: its defaults'
+# 50,000 (each after 10,000 empty loops) take minutes under emulation;
+# 10,000 take about a second. The contended runs share 2,000,000 locks
+# among their threads (about a second stock at 1 to 3 million locks a
+# second): with far fewer, each thread is done within its first time
+# slices and the threads hardly overlap.
+bench_mutex_locks=10000
+bench_contended_locks=2000000
+
+# programs_bench REPEATS: every point stock, under tofutex-run on the
+# module and under tofutex-run on futex(2), REPEATS rounds with the three
+# variants interleaved; one line per run (bench_one) on fd 3 (the host's
+# results file) and the console.
 programs_bench() {
-	ip link set lo up
-	grep -q '^root:' /etc/passwd 2>/dev/null ||
-		echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
-	awk 'BEGIN { for (i = 0; i < 100000; i++) print i, i * i, "tofutex", i % 7 }' \
+	memcached_setup
+	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
+	# guest (several on a loaded host).
+	awk 'BEGIN { for (i = 0; i < 400000; i++) print i, i * i, "tofutex", i % 7 }' \
 		>/tmp/pigz.in
 	cat /usr/bin/pigz /usr/bin/sysbench >>/tmp/pigz.in
-	for point in sysbench-threads:4 sysbench-threads:8 sysbench-mutex:4 \
-		     sysbench-mutex-contended:4 sysbench-mutex-contended:8 \
-		     stress-ng-mutex:4 pigz:2 memcached:2; do
-		p=${point%:*}
-		t=${point#*:}
+	for point in $(echo "$bench_points" | tr , ' '); do
 		r=1
 		while [ $r -le "$1" ]; do
 			for v in stock tofutex futex; do
-				case $v in
-				stock) RUNNER= ;;
-				*) RUNNER=tofutex-run ;;
-				esac
-				[ $v = futex ] && export TOFUTEX_BACKEND=futex
-				m=$(bench_metric "$p" "$t")
-				unset TOFUTEX_BACKEND
-				echo "program=$p threads=$t variant=$v run=$r unit=${m% *} value=${m#* }"
+				bench_one "${point%:*}" "${point#*:}" $v $r
 			done
 			r=$((r + 1))
 		done

@@ -300,7 +300,7 @@ split_bench() {
 	echo
 	echo "==== report with charts and tables: $rel/report.md"
 	echo "==== raw output, CSV and full reports in $rel/:"
-	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.png; do
+	for f in "$dir"/*.txt "$dir"/*.csv "$dir"/*.md "$dir"/*.png; do
 		[ -e "$f" ] && echo "${f##*/}"
 	done | paste -sd' ' | fold -s -w 76 | sed 's/^/  /'
 	return 0
