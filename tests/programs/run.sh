@@ -375,6 +375,7 @@ programs_bench() {
 	awk 'BEGIN { for (i = 0; i < 400000; i++) print i, i * i, "tofutex", i % 7 }' \
 		>/tmp/pigz.in
 	cat /usr/bin/pigz /usr/bin/sysbench >>/tmp/pigz.in
+	pb_t0=$(cut -d" " -f1 /proc/uptime)
 	for point in $(echo "$bench_points" | tr , ' '); do
 		r=1
 		while [ $r -le "$1" ]; do
@@ -383,5 +384,8 @@ programs_bench() {
 			done
 			r=$((r + 1))
 		done
+		# A progress line for the host's terminal (tests/qemu/run.sh).
+		echo "@@PROGRESS bench_programs secs=$(awk -v t0="$pb_t0" \
+			'{ printf "%.0f", $1 - t0 }' /proc/uptime) $point: $1 rounds" >&3
 	done
 }
