@@ -98,7 +98,7 @@ RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
 .PHONY: all module userspace lib man test-bins bench-bins deps deps-build \
-	lint-man deb deb-check check check-kernel check-debug bench check-host bench-host \
+	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
 	check-native bench-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
@@ -290,6 +290,21 @@ lint-man: man
 	@tests/deps.sh man
 	@man/pages.sh lint $(MAN_STAGE)
 
+# The kernel's checkpatch.pl (from Debian's linux-source-6.12, unpacked
+# once into build/checkpatch/) on every module source and header; fails on
+# any error or warning.
+CHECKPATCH_TAR := /usr/src/linux-source-6.12.tar.xz
+CHECKPATCH := build/checkpatch/scripts/checkpatch.pl
+lint-kernel: $(CHECKPATCH)
+	@$(CHECKPATCH) --no-tree --quiet --terse --max-line-length=80 \
+		-f module/*.c module/*.h && echo 'checkpatch: module/*.c module/*.h clean'
+$(CHECKPATCH):
+	@test -r $(CHECKPATCH_TAR) || \
+		{ echo "lint-kernel: needs $(CHECKPATCH_TAR) (apt-get install linux-source-6.12)" >&2; exit 1; }
+	@mkdir -p build/checkpatch
+	@tar -xJf $(CHECKPATCH_TAR) -C build/checkpatch --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
+
 # --- Debian packages -------------------------------------------------------
 # debian/ with dpkg-buildpackage and dh-dkms, from a copy of the tree in
 # build/deb/ (dpkg-buildpackage writes its results next to the source
@@ -367,6 +382,7 @@ help:
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
 	@echo 'make bench-native    bench_cond on this host, futex backend (no module)'
 	@echo 'make bench-host      benchmarks on this host'
+	@echo 'make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
 	@echo '                     (private DKMS trees; the system is untouched)'
 	@echo 'make dkms-install     install the module with DKMS (running kernel or KVERS)'
