@@ -7,8 +7,6 @@
 #ifndef _TOFUTEX_COMPAT_H
 #define _TOFUTEX_COMPAT_H
 
-#include <linux/version.h>
-
 /* --- wake_local.c: running SWAP's wakee on the caller's CPU ------------ */
 
 #include <linux/sched.h>
@@ -49,13 +47,14 @@
  * eligible stays queued, with se.sched_delayed set, until the scheduler
  * picks it and dequeues it then. It is blocked all the same: it needs a
  * wake-up to run again. Mistaking it for a preempted task would make
- * wake_local.c wait for a switch-out that never comes.
+ * wake_local.c wait for a switch-out that never comes. Kbuild looks for
+ * the field in the target kernel's <linux/sched.h>.
  *
  * Return: true when @p needs a wake-up to run again.
  */
 static inline bool tofutex_task_blocked(const struct task_struct *p)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#ifdef TOFUTEX_HAVE_SCHED_DELAYED
 	return !READ_ONCE(p->on_rq) || READ_ONCE(p->se.sched_delayed);
 #else
 	return !READ_ONCE(p->on_rq);
@@ -66,8 +65,11 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 
 #include <linux/hrtimer.h>
 
-/* 6.13 renamed hrtimer_init_sleeper_on_stack(); same arguments. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+/*
+ * 6.13 renamed hrtimer_init_sleeper_on_stack(); same arguments. Kbuild
+ * looks for the new name in the target kernel's <linux/hrtimer.h>.
+ */
+#ifdef TOFUTEX_HAVE_HRTIMER_SETUP_SLEEPER_ON_STACK
 #define tofutex_hrtimer_sleeper_on_stack hrtimer_setup_sleeper_on_stack
 #else
 #define tofutex_hrtimer_sleeper_on_stack hrtimer_init_sleeper_on_stack

@@ -21,7 +21,10 @@
  *   1 TOFUTEX_WINDOW_UNLOCK_UNQUEUED - unlock.c, TOFUTEX_IOC_UNLOCK: after
  *     the lookup found no state for the word, before the word is released;
  *   2 TOFUTEX_WINDOW_COMPETE - lock.c, the top waiter's loop: after
- *     reading the word, before acting on what it read.
+ *     reading the word, before acting on what it read;
+ *   3 TOFUTEX_WINDOW_WAKE_BATCH - waitwake.c, TOFUTEX_IOC_WAKE: after a
+ *     batch was woken, before the next one is taken off the queue (the
+ *     word is read on entry to the window: WAKE itself does not read it).
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
@@ -37,7 +40,7 @@ MODULE_PARM_DESC(debug_window_tgid, "Process whose race window is widened, 0 for
 
 static unsigned int debug_window_id;
 module_param(debug_window_id, uint, 0600);
-MODULE_PARM_DESC(debug_window_id, "Which race window is widened: 1 UNLOCK without a state, 2 the top waiter's loop (test builds only)");
+MODULE_PARM_DESC(debug_window_id, "Which race window is widened: 1 UNLOCK without a state, 2 the top waiter's loop, 3 between WAKE's batches (test builds only)");
 
 /* A second is enough for any test thread to act, even under emulation. */
 static struct tofutex_ns_param debug_window_ns = {
@@ -73,4 +76,23 @@ void tofutex_debug_window(enum tofutex_window id, u32 __user *uaddr,
 			return;
 		cpu_relax();
 	}
+}
+
+/**
+ * tofutex_debug_window_now() - tofutex_debug_window() for a caller that has
+ * not read the word
+ * @id:    which window this is
+ * @uaddr: the word
+ *
+ * Reads *@uaddr (page faults disabled; a fault closes the window) and
+ * waits for it to change from that value, as tofutex_debug_window().
+ */
+void tofutex_debug_window_now(enum tofutex_window id, u32 __user *uaddr)
+{
+	u32 word;
+
+	if (READ_ONCE(debug_window_id) != id ||
+	    tofutex_word_read_inatomic(uaddr, &word))
+		return;
+	tofutex_debug_window(id, uaddr, word);
 }

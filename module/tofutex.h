@@ -258,14 +258,21 @@ extern const struct kernel_param_ops tofutex_ns_param_ops;
 enum tofutex_window {
 	TOFUTEX_WINDOW_UNLOCK_UNQUEUED = 1,
 	TOFUTEX_WINDOW_COMPETE = 2,
+	TOFUTEX_WINDOW_WAKE_BATCH = 3,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS
 void tofutex_debug_window(enum tofutex_window id, u32 __user *uaddr,
 			  u32 word);
+void tofutex_debug_window_now(enum tofutex_window id, u32 __user *uaddr);
 #else
 static inline void tofutex_debug_window(enum tofutex_window id,
 					u32 __user *uaddr, u32 word)
+{
+}
+
+static inline void tofutex_debug_window_now(enum tofutex_window id,
+					    u32 __user *uaddr)
 {
 }
 #endif

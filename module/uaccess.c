@@ -12,8 +12,10 @@
  *
  * - tofutex_word_fault_in() is the only place that sleeps: it takes the
  *   mmap lock and asks the VM to make the page present (and writable, for
- *   a cmpxchg; that also breaks copy-on-write after fork()). Only when the
- *   VM refuses - no mapping, no permission - does -EFAULT reach user space.
+ *   a cmpxchg; that also breaks copy-on-write after fork()), waiting for it
+ *   if need be (a userfaultfd page is provided by another thread), until
+ *   a fatal signal. Only when the VM refuses - no mapping, no permission -
+ *   does -EFAULT reach user space.
  *
  * - tofutex_word_read() and tofutex_word_cmpxchg() wrap the two for callers
  *   that hold nothing and may sleep.
@@ -109,15 +111,24 @@ int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
 int tofutex_word_fault_in(u32 __user *uaddr, bool write)
 {
 	struct mm_struct *mm = current->mm;
+	bool unlocked = false;
 	int ret;
 
 	if (fatal_signal_pending(current))
 		return -EINTR;
 	cond_resched();
+	/*
+	 * With @unlocked, the fault handler may drop the mmap lock and wait,
+	 * killably, for a page that is not there yet (userfaultfd, a page
+	 * under I/O). Without it, such a fault fails (userfaultfd answers
+	 * SIGBUS), which would be -EFAULT for a page merely not present.
+	 */
 	mmap_read_lock(mm);
 	ret = fixup_user_fault(mm, (unsigned long)uaddr,
-			       write ? FAULT_FLAG_WRITE : 0, NULL);
+			       write ? FAULT_FLAG_WRITE : 0, &unlocked);
 	mmap_read_unlock(mm);
+	if (ret == -EINTR)
+		return ret;
 	return ret < 0 ? -EFAULT : 0;
 }
 

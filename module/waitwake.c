@@ -383,6 +383,7 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 		woken += n;
 		if (n < TOFUTEX_WAKE_BATCH || fatal_signal_pending(current))
 			break;
+		tofutex_debug_window_now(TOFUTEX_WINDOW_WAKE_BATCH, uaddr);
 		cond_resched();
 	}
 

@@ -38,17 +38,13 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "params.h"
 
 #define WAITERS		TOFUTEX_WAITERS
 #define OWNER_DIED	TOFUTEX_OWNER_DIED
 #define TID_MASK	TOFUTEX_TID_MASK
 
 #define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
-#define PARAM_DIR	"/sys/module/tofutex/parameters/"
-
-/* Debug windows, as numbered by debug_window_id (module/debug.c). */
-#define WINDOW_UNLOCK_UNQUEUED	1
-#define WINDOW_COMPETE		2
 
 /* TIDs from here up name no task: pid_max is at most 2^22. */
 #define FIRST_NO_SUCH_TID	(1U << 22)
@@ -124,66 +120,6 @@ static int raw_release(int fd, uint32_t *w, uint32_t tid)
 	return raw_unlock(fd, w, NULL);
 }
 
-/* Write a parameter: 0 or the errno value of the write. */
-static int param_write(const char *name, unsigned long v)
-{
-	char path[128], buf[32];
-	int fd, n, r = 0;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	n = snprintf(buf, sizeof(buf), "%lu", v);
-	if (write(fd, buf, (size_t)n) != n)
-		r = errno;
-	close(fd);
-	return r;
-}
-
-/* Write a parameter as text: 0 or the errno value of the write. */
-static int param_write_str(const char *name, const char *v)
-{
-	char path[128];
-	int fd, r = 0;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
-		r = errno;
-	close(fd);
-	return r;
-}
-
-static bool param_read(const char *name, unsigned long *v)
-{
-	char path[128], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	*v = strtoul(buf, NULL, 0);
-	return true;
-}
-
-static void param_set(const char *name, unsigned long v)
-{
-	int r = param_write(name, v);
-
-	ck_assert_msg(r == 0, "setting " PARAM_DIR "%s to %lu: %s", name, v,
-		      strerror(r));
-}
-
 /* The parameters the tests change, saved before the test case. */
 static const char *const saved_names[] = {
 	"spin_ns", "handoff_ns", "owner_check_ns",
@@ -206,19 +142,7 @@ static void params_restore(void)
 	for (i = 0; i < 3; i++)
 		if (saved[i])
 			param_write(saved_names[i], saved_values[i]);
-	param_write("debug_window_tgid", 0);
-	param_write("debug_window_id", 0);
-	param_write("debug_window_ns", 0);
-}
-
-/* Widen window @id for process @tgid, up to @ns. */
-static void window_open(pid_t tgid, unsigned int id, uint64_t ns)
-{
-	ck_assert_msg(access(PARAM_DIR "debug_window_id", W_OK) == 0,
-		      "the module has no debug windows: build it with TOFUTEX_DEBUG=y (the test harness does)");
-	param_set("debug_window_ns", ns);
-	param_set("debug_window_id", id);
-	param_set("debug_window_tgid", (unsigned long)tgid);
+	window_close();
 }
 
 /* A thread's scheduler state letter from /proc, '?' if unreadable. */
