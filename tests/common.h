@@ -336,6 +336,19 @@ union any_arg {
 	struct tofutex_requeue requeue;
 };
 
+/* TOFUTEX_IOC_WAKE on descriptor @fd: the number woken, or -errno. */
+static inline long fd_wake(int fd, uint32_t *w, uint32_t count)
+{
+	struct tofutex_wake a;
+	long r;
+
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)w;
+	a.count = count;
+	r = ioctl(fd, TOFUTEX_IOC_WAKE, &a);
+	return r < 0 ? -errno : r;
+}
+
 /* Statistics through the library; fails the test if they cannot be read. */
 static inline struct tofutex_stats stats_get(uint32_t scope)
 {

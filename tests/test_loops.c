@@ -81,19 +81,6 @@ static int raw_wait(int fd, uint32_t *w, uint32_t val)
 	return ioctl(fd, TOFUTEX_IOC_WAIT, &a) ? errno : 0;
 }
 
-/* WAKE: the number woken, or -errno. */
-static long raw_wake(int fd, uint32_t *w, uint32_t count)
-{
-	struct tofutex_wake a;
-	long r;
-
-	memset(&a, 0, sizeof(a));
-	a.uaddr = (uintptr_t)w;
-	a.count = count;
-	r = ioctl(fd, TOFUTEX_IOC_WAKE, &a);
-	return r < 0 ? -errno : r;
-}
-
 static uint64_t unlock_calls(int fd)
 {
 	struct tofutex_stats st;
@@ -329,7 +316,7 @@ START_TEST(test_wake_requeueing_waiters)
 	window_open(getpid(), WINDOW_WAKE_BATCH, NSEC_PER_SEC);
 	ck_assert_int_eq(pthread_create(&r.observer, NULL, observer_main, &r),
 			 0);
-	woken = raw_wake(r.fd, &r.word, UINT32_MAX);
+	woken = fd_wake(r.fd, &r.word, UINT32_MAX);
 	gave_up = atomic_load(&r.gave_up);
 	window_close();
 
@@ -337,7 +324,7 @@ START_TEST(test_wake_requeueing_waiters)
 	ck_assert(join_within(r.observer, NULL, TEST_WAIT_NS));
 	atomic_store(&r.stop, true);
 	for (i = 0, left = REQUEUERS; left && i < 1000; i++) {
-		raw_wake(r.fd, &r.word, UINT32_MAX);
+		fd_wake(r.fd, &r.word, UINT32_MAX);
 		while (left && join_within(r.threads[left - 1], NULL,
 					   10 * NSEC_PER_MSEC))
 			left--;

@@ -84,19 +84,6 @@ static int raw_wait(int fd, uint32_t *w, uint32_t val, uint64_t deadline)
 	return ioctl(fd, TOFUTEX_IOC_WAIT, &a) ? errno : 0;
 }
 
-/* WAKE: the number woken, or minus the errno value. */
-static long raw_wake(int fd, uint32_t *w, uint32_t count)
-{
-	struct tofutex_wake a;
-	long r;
-
-	memset(&a, 0, sizeof(a));
-	a.uaddr = (uintptr_t)w;
-	a.count = count;
-	r = ioctl(fd, TOFUTEX_IOC_WAKE, &a);
-	return r < 0 ? -errno : r;
-}
-
 static int raw_stats(int fd, uint32_t scope, struct tofutex_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -322,7 +309,7 @@ static const char *side_release(struct side *s)
 		return "the LOCK sleeper did not get the lock cleanly";
 	if (s->waitwake) {
 		/* One woken: the other process's sleeper is not ours. */
-		n = raw_wake(s->fd, s->wait_word, INT32_MAX);
+		n = fd_wake(s->fd, s->wait_word, INT32_MAX);
 		if (n != 1)
 			return "WAKE did not wake exactly the own sleeper";
 		if (!join_within(s->waiter.thread, NULL, TEST_WAIT_NS))
