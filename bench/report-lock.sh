@@ -112,6 +112,44 @@ function label(unit, cs, kind) {
 		unit = unit "-cs" cs
 	return unit
 }
+# One cell of summary table @what (point_table()) for point @k of block
+# @blk and implementation @impl.
+function point_cell(what, k, blk, impl) {
+	if (!(k in have))
+		return "-"
+	if (what == "ratio")
+		return rat[k] == "n/a" ? "n/a" : ratio(rat[k], impl) mark(k)
+	if (what == "share")
+		return sprintf("%.2f%s", tp[k] * bound[blk] / 1e9, mark(k))
+	if (what == "calls")
+		return lc[k] == "n/a" || uc[k] == "n/a" ? "n/a" : \
+			sprintf("%.1f/%.1f%s", lc[k] * 1000 / od[k], uc[k] * 1000 / od[k], mark(k))
+	if (what == "fair")
+		return sprintf("%.2f%s", fair[k], mark(k))
+	return p50[k] == "n/a" ? "n/a" : sprintf("%.2f/%.2f", p50[k] / 1e3, p99[k] / 1e3)
+}
+# A summary table over every block and thread count: a row per point, a
+# column per implementation, cells from point_cell().
+function point_table(what, title,   b, t, i, bu) {
+	printf "\n== %s ==\n", title
+	printf "%-10s %4s %7s", "unit", "work", "threads"
+	for (i = 1; i <= n_impl; i++)
+		cell(impl_name[i])
+	printf "\n"
+	for (b = 1; b <= n_blk; b++) {
+		if (what == "share" && !(blk_list[b] in bound))
+			continue
+		split(blk_list[b], bu, SUBSEP)
+		for (t = 1; t <= n_thr; t++) {
+			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
+				continue
+			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
+			for (i = 1; i <= n_impl; i++)
+				cell(point_cell(what, blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i], blk_list[b], impl_name[i]))
+			printf "\n"
+		}
+	}
+}
 BEGIN { tie = 0.25 }
 $2 == "meta" {
 	v = $4
@@ -309,112 +347,11 @@ END {
 		dat_list = dat_list dat "|" blk_title "\n"
 	}
 
-	printf "\n== ops/s ratio to pthread default (medians; \"tie\": within %.2f of 1.00) ==\n", tie
-	printf "%-10s %4s %7s", "unit", "work", "threads"
-	for (i = 1; i <= n_impl; i++)
-		cell(impl_name[i])
-	printf "\n"
-	for (b = 1; b <= n_blk; b++) {
-		split(blk_list[b], bu, SUBSEP)
-		for (t = 1; t <= n_thr; t++) {
-			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
-				continue
-			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
-			for (i = 1; i <= n_impl; i++) {
-				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
-				cell(!(k in have) ? "-" : rat[k] == "n/a" ? "n/a" : ratio(rat[k], impl_name[i]) mark(k))
-			}
-			printf "\n"
-		}
-	}
-
-	printf "\n== share of the serial bound: ops/s x the critical section alone, one thread (medians) ==\n"
-	printf "%-10s %4s %7s", "unit", "work", "threads"
-	for (i = 1; i <= n_impl; i++)
-		cell(impl_name[i])
-	printf "\n"
-	for (b = 1; b <= n_blk; b++) {
-		if (!(blk_list[b] in bound))
-			continue
-		split(blk_list[b], bu, SUBSEP)
-		for (t = 1; t <= n_thr; t++) {
-			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
-				continue
-			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
-			for (i = 1; i <= n_impl; i++) {
-				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
-				cell(k in have ? sprintf("%.2f%s", tp[k] * bound[blk_list[b]] / 1e9, mark(k)) : "-")
-			}
-			printf "\n"
-		}
-	}
-
-	printf "\n== kernel calls per 1000 operations, lock/unlock (medians) ==\n"
-	printf "%-10s %4s %7s", "unit", "work", "threads"
-	for (i = 1; i <= n_impl; i++)
-		cell(impl_name[i])
-	printf "\n"
-	for (b = 1; b <= n_blk; b++) {
-		split(blk_list[b], bu, SUBSEP)
-		for (t = 1; t <= n_thr; t++) {
-			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
-				continue
-			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
-			for (i = 1; i <= n_impl; i++) {
-				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
-				if (!(k in have))
-					cell("-")
-				else if (lc[k] == "n/a" || uc[k] == "n/a")
-					cell("n/a")
-				else
-					cell(sprintf("%.1f/%.1f%s", lc[k] * 1000 / od[k], uc[k] * 1000 / od[k], mark(k)))
-			}
-			printf "\n"
-		}
-	}
-
-	printf "\n== fairness: per-thread completion time min/mean (medians) ==\n"
-	printf "%-10s %4s %7s", "unit", "work", "threads"
-	for (i = 1; i <= n_impl; i++)
-		cell(impl_name[i])
-	printf "\n"
-	for (b = 1; b <= n_blk; b++) {
-		split(blk_list[b], bu, SUBSEP)
-		for (t = 1; t <= n_thr; t++) {
-			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
-				continue
-			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
-			for (i = 1; i <= n_impl; i++) {
-				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
-				cell(k in have ? sprintf("%.2f%s", fair[k], mark(k)) : "-")
-			}
-			printf "\n"
-		}
-	}
-
-	printf "\n== acquisition latency p50/p99, us (medians; sampled on 1 in %s operations) ==\n", meta["lat_sample_every"]
-	printf "%-10s %4s %7s", "unit", "work", "threads"
-	for (i = 1; i <= n_impl; i++)
-		cell(impl_name[i])
-	printf "\n"
-	for (b = 1; b <= n_blk; b++) {
-		split(blk_list[b], bu, SUBSEP)
-		for (t = 1; t <= n_thr; t++) {
-			if (!((blk_list[b] SUBSEP thr_list[t]) in blk_thr))
-				continue
-			printf "%-10s %4s %7s", bu[1], bu[2], thr_list[t]
-			for (i = 1; i <= n_impl; i++) {
-				k = blk_list[b] SUBSEP thr_list[t] SUBSEP impl_name[i]
-				if (!(k in have))
-					cell("-")
-				else if (p50[k] == "n/a")
-					cell("n/a")
-				else
-					cell(sprintf("%.2f/%.2f", p50[k] / 1e3, p99[k] / 1e3))
-			}
-			printf "\n"
-		}
-	}
+	point_table("ratio", sprintf("ops/s ratio to pthread default (medians; \"tie\": within %.2f of 1.00)", tie))
+	point_table("share", "share of the serial bound: ops/s x the critical section alone, one thread (medians)")
+	point_table("calls", "kernel calls per 1000 operations, lock/unlock (medians)")
+	point_table("fair", "fairness: per-thread completion time min/mean (medians)")
+	point_table("latency", sprintf("acquisition latency p50/p99, us (medians; sampled on 1 in %s operations)", meta["lat_sample_every"]))
 
 	for (k in cut) {
 		printf "\n* = at least one repetition stopped at the %s s budget (--budget): ops/s from the operations done, fairness from operations done per thread\n", meta["budget_s"]
