@@ -245,82 +245,118 @@ static double share(const struct block *b, const struct result *res,
 	return MED(res, reps, ops_per_s).med * b->serial_ns / 1e9;
 }
 
+static void throughput_cell(const struct options *o, const struct block *b,
+			    unsigned int ti, enum impl_id impl, char *buf,
+			    size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+	struct summary s = MED(res, o->reps, ops_per_s);
+
+	snprintf(buf, len, "%.0f[%.0f-%.0f]%s", s.med / 1e3, s.min / 1e3,
+		 s.max / 1e3, cut_mark(res, o->reps));
+}
+
+/* The cells of one point: a table's row or a summary's (see below). */
+typedef void (*point_cell_fn)(const struct options *o, const struct block *b,
+			      unsigned int ti, enum impl_id impl, char *buf,
+			      size_t len);
+
+/*
+ * One table of block @b: a row per thread count, a cell per implementation
+ * that ran, from @cell; @title printed above it.
+ */
+static void block_table(const struct options *o, const struct block *b,
+			const char *title, point_cell_fn cell)
+{
+	char buf[64];
+
+	printf("\n%s (unit: %s)\n", title, unit_names[b->unit]);
+	print_impl_header(o, b, "threads");
+	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
+		printf("%-22u", b->threads[ti]);
+		for (unsigned int i = 0; i < o->n_impl; i++) {
+			if (b->skipped[o->impl[i]])
+				continue;
+			cell(o, b, ti, o->impl[i], buf, sizeof(buf));
+			print_cell(buf);
+		}
+		putchar('\n');
+	}
+}
+
+static void ratio_cell_of(const struct options *o, const struct block *b,
+			  unsigned int ti, enum impl_id impl, char *buf,
+			  size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+	double base;
+
+	if (!have_impl(o, b, IMPL_PTHREAD)) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	base = MED(block_res(o, b, ti, IMPL_PTHREAD), o->reps, ops_per_s).med;
+	ratio_cell(buf, len, MED(res, o->reps, ops_per_s).med / base, impl);
+	strcat(buf, cut_mark(res, o->reps));
+}
+
+static void calls_cell(const struct options *o, const struct block *b,
+		       unsigned int ti, enum impl_id impl, char *buf,
+		       size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+	double lc = MED(res, o->reps, lock_calls).med;
+	double uc = MED(res, o->reps, unlock_calls).med;
+	double n = MED(res, o->reps, ops_done).med;
+
+	if (lc < 0 || uc < 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f/%.1f%s", lc * 1e3 / n, uc * 1e3 / n,
+			 cut_mark(res, o->reps));
+}
+
+static void share_cell(const struct options *o, const struct block *b,
+		       unsigned int ti, enum impl_id impl, char *buf,
+		       size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+
+	snprintf(buf, len, "%.2f%s", share(b, res, o->reps),
+		 cut_mark(res, o->reps));
+}
+
+static void fair_cell(const struct options *o, const struct block *b,
+		      unsigned int ti, enum impl_id impl, char *buf, size_t len)
+{
+	const struct result *res = block_res(o, b, ti, impl);
+
+	snprintf(buf, len, "%.2f%s", MED(res, o->reps, fair).med,
+		 cut_mark(res, o->reps));
+}
+
 void print_block(const struct options *o, const struct block *b)
 {
 	const char *u = unit_names[b->unit];
 	const char *what = cs_what(b->kind);
-	char buf[64];
+	char title[128];
 
 	printf("\n== lock: critical section %u %s%s, work %u %s, %lu ops per point, median of %u ==\n",
 	       b->cs, u, what, b->work, u, o->ops, o->reps);
 	printf("serial bound: %.1f kops/s (the critical section alone: %.2f us, one thread, no lock)\n",
 	       1e6 / b->serial_ns, b->serial_ns / 1e3);
 
-	printf("\nthroughput, kops/s: median [min-max] (unit: %s)\n", u);
-	print_impl_header(o, b, "threads");
-	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
-		printf("%-22u", b->threads[ti]);
-		for (unsigned int i = 0; i < o->n_impl; i++) {
-			enum impl_id impl = o->impl[i];
-
-			if (b->skipped[impl])
-				continue;
-			const struct result *res = block_res(o, b, ti, impl);
-			struct summary s = MED(res, o->reps, ops_per_s);
-
-			snprintf(buf, sizeof(buf), "%.0f[%.0f-%.0f]%s",
-				 s.med / 1e3, s.min / 1e3, s.max / 1e3,
-				 cut_mark(res, o->reps));
-			print_cell(buf);
-		}
-		putchar('\n');
-	}
-
+	block_table(o, b, "throughput, kops/s: median [min-max]",
+		    throughput_cell);
 	if (have_impl(o, b, IMPL_PTHREAD)) {
-		printf("\nratio to pthread default (ops/s medians; \"tie\": within %.2f of 1.00) (unit: %s)\n",
-		       TIE_BAND, u);
-		print_impl_header(o, b, "threads");
-		for (unsigned int ti = 0; ti < b->n_threads; ti++) {
-			double base = MED(block_res(o, b, ti, IMPL_PTHREAD),
-					  o->reps, ops_per_s).med;
-
-			printf("%-22u", b->threads[ti]);
-			for (unsigned int i = 0; i < o->n_impl; i++) {
-				enum impl_id impl = o->impl[i];
-
-				if (b->skipped[impl])
-					continue;
-				const struct result *res =
-					block_res(o, b, ti, impl);
-
-				ratio_cell(buf, sizeof(buf),
-					   MED(res, o->reps, ops_per_s).med / base,
-					   impl);
-				strcat(buf, cut_mark(res, o->reps));
-				print_cell(buf);
-			}
-			putchar('\n');
-		}
+		snprintf(title, sizeof(title),
+			 "ratio to pthread default (ops/s medians; \"tie\": within %.2f of 1.00)",
+			 TIE_BAND);
+		block_table(o, b, title, ratio_cell_of);
 	}
-
-	printf("\nshare of the serial bound (ops/s medians x critical section alone) (unit: %s)\n",
-	       u);
-	print_impl_header(o, b, "threads");
-	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
-		printf("%-22u", b->threads[ti]);
-		for (unsigned int i = 0; i < o->n_impl; i++) {
-			enum impl_id impl = o->impl[i];
-
-			if (b->skipped[impl])
-				continue;
-			const struct result *res = block_res(o, b, ti, impl);
-
-			snprintf(buf, sizeof(buf), "%.2f%s",
-				 share(b, res, o->reps), cut_mark(res, o->reps));
-			print_cell(buf);
-		}
-		putchar('\n');
-	}
+	block_table(o, b,
+		    "share of the serial bound (ops/s medians x critical section alone)",
+		    share_cell);
 
 	for (unsigned int ti = 0; ti < b->n_threads; ti++) {
 		printf("\n-- %u threads, %lu ops, cs %u %s%s, work %u %s: medians of %u --\n",
@@ -363,9 +399,7 @@ void print_block(const struct options *o, const struct block *b)
  */
 static void summary_table(const struct options *o, const struct block *blocks,
 			  unsigned int n_blocks, const char *title,
-			  void (*cell)(const struct options *o,
-				       const struct block *b, unsigned int ti,
-				       enum impl_id impl, char *buf, size_t len))
+			  point_cell_fn cell)
 {
 	char buf[64], label[32];
 
@@ -393,58 +427,6 @@ static void summary_table(const struct options *o, const struct block *blocks,
 	}
 }
 
-static void ratio_summary_cell(const struct options *o, const struct block *b,
-			       unsigned int ti, enum impl_id impl, char *buf,
-			       size_t len)
-{
-	const struct result *res = block_res(o, b, ti, impl);
-	double base;
-
-	if (!have_impl(o, b, IMPL_PTHREAD)) {
-		snprintf(buf, len, "n/a");
-		return;
-	}
-	base = MED(block_res(o, b, ti, IMPL_PTHREAD), o->reps, ops_per_s).med;
-	ratio_cell(buf, len, MED(res, o->reps, ops_per_s).med / base, impl);
-	strcat(buf, cut_mark(res, o->reps));
-}
-
-static void calls_summary_cell(const struct options *o, const struct block *b,
-			       unsigned int ti, enum impl_id impl, char *buf,
-			       size_t len)
-{
-	const struct result *res = block_res(o, b, ti, impl);
-	double lc = MED(res, o->reps, lock_calls).med;
-	double uc = MED(res, o->reps, unlock_calls).med;
-	double n = MED(res, o->reps, ops_done).med;
-
-	if (lc < 0 || uc < 0)
-		snprintf(buf, len, "n/a");
-	else
-		snprintf(buf, len, "%.1f/%.1f%s", lc * 1e3 / n, uc * 1e3 / n,
-			 cut_mark(res, o->reps));
-}
-
-static void share_summary_cell(const struct options *o, const struct block *b,
-			       unsigned int ti, enum impl_id impl, char *buf,
-			       size_t len)
-{
-	const struct result *res = block_res(o, b, ti, impl);
-
-	snprintf(buf, len, "%.2f%s", share(b, res, o->reps),
-		 cut_mark(res, o->reps));
-}
-
-static void fair_summary_cell(const struct options *o, const struct block *b,
-			      unsigned int ti, enum impl_id impl, char *buf,
-			      size_t len)
-{
-	const struct result *res = block_res(o, b, ti, impl);
-
-	snprintf(buf, len, "%.2f%s", MED(res, o->reps, fair).med,
-		 cut_mark(res, o->reps));
-}
-
 /*
  * The closing summary: every block's ratios, shares of the serial bound,
  * kernel calls and fairness together.
@@ -457,16 +439,16 @@ void print_summary(const struct options *o, const struct block *blocks,
 	snprintf(title, sizeof(title),
 		 "ops/s ratio to pthread default (medians of %u; \"tie\": within %.2f of 1.00)",
 		 o->reps, TIE_BAND);
-	summary_table(o, blocks, n_blocks, title, ratio_summary_cell);
+	summary_table(o, blocks, n_blocks, title, ratio_cell_of);
 	summary_table(o, blocks, n_blocks,
 		      "share of the serial bound (ops/s medians x critical section alone)",
-		      share_summary_cell);
+		      share_cell);
 	snprintf(title, sizeof(title),
 		 "kernel calls per 1000 operations, lock/unlock (medians of %u)",
 		 o->reps);
-	summary_table(o, blocks, n_blocks, title, calls_summary_cell);
+	summary_table(o, blocks, n_blocks, title, calls_cell);
 	summary_table(o, blocks, n_blocks,
 		      "fairness, per-thread min/mean (medians)",
-		      fair_summary_cell);
+		      fair_cell);
 	fflush(stdout);
 }
