@@ -24,33 +24,27 @@
  */
 #define CAL_TRIALS	64
 
-double ns_per_pause(void)
+static void run_pauses(unsigned long n)
 {
-	const unsigned int n = 1000;
-	double best = 1e30;
-
-	for (int trial = 0; trial < CAL_TRIALS; trial++) {
-		uint64_t t0 = now_ns();
-
-		for (unsigned int i = 0; i < n; i++)
-			cpu_pause();
-		double ns = (double)(now_ns() - t0) / n;
-
-		if (ns < best)
-			best = ns;
-	}
-	return best;
+	for (unsigned long i = 0; i < n; i++)
+		cpu_pause();
 }
 
-double ns_per_loop_iter(void)
+static void run_clock_reads(unsigned long n)
 {
-	const unsigned long n = 50000;
+	for (unsigned long i = 0; i < n; i++)
+		(void)now_ns();
+}
+
+/* The fastest of CAL_TRIALS runs of @run(@n), in ns per step. */
+static double best_ns_per_step(void (*run)(unsigned long n), unsigned long n)
+{
 	double best = 1e30;
 
 	for (int trial = 0; trial < CAL_TRIALS; trial++) {
 		uint64_t t0 = now_ns();
 
-		spin_loop(n);
+		run(n);
 		double ns = (double)(now_ns() - t0) / (double)n;
 
 		if (ns < best)
@@ -59,22 +53,19 @@ double ns_per_loop_iter(void)
 	return best;
 }
 
+double ns_per_pause(void)
+{
+	return best_ns_per_step(run_pauses, 1000);
+}
+
+double ns_per_loop_iter(void)
+{
+	return best_ns_per_step(spin_loop, 50000);
+}
+
 double ns_per_clock_gettime(void)
 {
-	const unsigned int n = 1000;
-	double best = 1e30;
-
-	for (int trial = 0; trial < CAL_TRIALS; trial++) {
-		uint64_t t0 = now_ns();
-
-		for (unsigned int i = 0; i < n; i++)
-			(void)now_ns();
-		double ns = (double)(now_ns() - t0) / n;
-
-		if (ns < best)
-			best = ns;
-	}
-	return best;
+	return best_ns_per_step(run_clock_reads, 1000);
 }
 
 static void read_line(const char *path, char *buf, size_t len)
