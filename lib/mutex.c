@@ -38,7 +38,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "mutex.h"
 
 /* A word the kernel can use: not NULL and naturally aligned. */
 static inline bool tofutex_mutex_bad(const tofutex_mutex_t *m)
@@ -64,9 +64,6 @@ int tofutex_mutex_destroy(tofutex_mutex_t *m)
 		return EBUSY;
 	return 0;
 }
-
-/* @state: the mutex is permanently unusable (ENOTRECOVERABLE). */
-#define TOFUTEX_MUTEX_NOTRECOVERABLE	1u
 
 /*
  * The contended path on the module: ask the kernel, retrying after a
@@ -265,25 +262,6 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
 }
 
-/*
- * The lock was taken (@err 0 or EOWNERDEAD): unless the mutex is not
- * recoverable, then let go of it again. The acquire that took the word
- * orders this load after the release that followed the state's store.
- */
-static inline int tofutex_mutex_taken(tofutex_mutex_t *m, int err)
-{
-	if (err && err != EOWNERDEAD)
-		return err;
-	if (__builtin_expect(__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
-			     TOFUTEX_MUTEX_NOTRECOVERABLE, 0)) {
-		tofutex__mutex_release(m, __atomic_load_n(&m->word,
-							  __ATOMIC_RELAXED),
-				      true);
-		return ENOTRECOVERABLE;
-	}
-	return err;
-}
-
 /* The contended path, after the user-space spin. */
 static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 				   const struct tofutex__deadline *dl)
@@ -293,36 +271,52 @@ static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 	return tofutex_mutex_lock_kernel(m, dl);
 }
 
-static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
-					    const struct tofutex__deadline *dl)
+/* A lock without a deadline. */
+static const struct tofutex__deadline tofutex_forever = {
+	.clock = CLOCK_MONOTONIC,
+};
+
+/*
+ * The rest of a lock once tofutex__mutex_lock_fast() failed (@word: the
+ * word it saw): a relock, the user-space spin, then the contended path.
+ */
+static int tofutex_mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid,
+				   uint32_t word,
+				   const struct tofutex__deadline *dl)
 {
-	uint32_t tid, word = 0;
 	int err;
 
-	if (tofutex_mutex_bad(m))
-		return EINVAL;
-	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(!tid, 0))
 		return ENOMEM;
-
-	if (__atomic_compare_exchange_n(&m->word, &word, tid, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return tofutex_mutex_taken(m, 0);
 	if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
 		return EDEADLK;
 	err = tofutex_mutex_spin(m, tid, word);
 	if (err == EBUSY)
 		err = tofutex_mutex_lock_slow(m, tid, dl);
-	return tofutex_mutex_taken(m, err);
+	return tofutex__mutex_taken(m, err);
+}
+
+int tofutex__mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
+{
+	return tofutex_mutex_lock_rest(m, tid, word, &tofutex_forever);
+}
+
+static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
+					    const struct tofutex__deadline *dl)
+{
+	uint32_t tid, word;
+
+	if (tofutex_mutex_bad(m))
+		return EINVAL;
+	tid = (uint32_t)tofutex__tid();
+	if (tofutex__mutex_lock_fast(m, tid, &word))
+		return tofutex__mutex_taken(m, 0);
+	return tofutex_mutex_lock_rest(m, tid, word, dl);
 }
 
 int tofutex_mutex_lock(tofutex_mutex_t *m)
 {
-	static const struct tofutex__deadline forever = {
-		.clock = CLOCK_MONOTONIC,
-	};
-
-	return tofutex_mutex_lock_common(m, &forever);
+	return tofutex_mutex_lock_common(m, &tofutex_forever);
 }
 
 int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
@@ -359,16 +353,13 @@ int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
  */
 int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 {
-	static const struct tofutex__deadline forever = {
-		.clock = CLOCK_MONOTONIC,
-	};
 	uint32_t tid;
 
 	if (!moved || !tofutex__on_futex())
-		return tofutex_mutex_lock_common(m, &forever);
+		return tofutex_mutex_lock_common(m, &tofutex_forever);
 	tid = (uint32_t)tofutex__tid();
-	return tofutex_mutex_taken(m, tofutex__futex_lock(&m->word, tid,
-							  &forever));
+	return tofutex__mutex_taken(m, tofutex__futex_lock(&m->word, tid,
+							   &tofutex_forever));
 }
 
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
@@ -406,12 +397,12 @@ int tofutex_mutex_trylock(tofutex_mutex_t *m)
 			break;
 		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 	}
-	return tofutex_mutex_taken(m, err);
+	return tofutex__mutex_taken(m, err);
 }
 
 int tofutex_mutex_unlock(tofutex_mutex_t *m)
 {
-	uint32_t tid, word, owner;
+	uint32_t tid, word;
 
 	if (tofutex_mutex_bad(m))
 		return EINVAL;
@@ -422,11 +413,15 @@ int tofutex_mutex_unlock(tofutex_mutex_t *m)
 	 * that is exactly our TID, so it also proves ownership. On failure
 	 * @word tells why.
 	 */
-	word = tid;
-	if (__builtin_expect(tid != 0, 1) &&
-	    __atomic_compare_exchange_n(&m->word, &word, 0, false,
-					__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (tofutex__mutex_unlock_fast(m, tid, &word))
 		return 0;
+	return tofutex__mutex_unlock_rest(m, tid, word);
+}
+
+int tofutex__mutex_unlock_rest(tofutex_mutex_t *m, uint32_t tid,
+			       uint32_t word)
+{
+	uint32_t owner;
 
 	/* A free word, another thread's, or no TID (then we own nothing). */
 	owner = word & TOFUTEX_TID_MASK;
