@@ -160,23 +160,26 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 	}
 }
 
-/* Lock our mutex @m of @type; @abstime NULL: no deadline. */
-static int tfx_lock(pthread_mutex_t *m, int type, clockid_t clockid,
+/*
+ * Lock our mutex @m of @type; @abstime NULL: no deadline. @err: what
+ * libtofutex answered so far, TFX_AGAIN to ask it.
+ */
+static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 		    const struct timespec *abstime)
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
-	int err;
 
-	do {
-		if (abstime)
+	for (;;) {
+		if (err == TFX_AGAIN && abstime)
 			err = tofutex_mutex_clocklock(t, clockid, abstime);
-		else
+		else if (err == TFX_AGAIN)
 			err = tofutex_mutex_lock(t);
 		if (__builtin_expect(!err, 1))
 			return 0;
 		err = tfx_lock_result(m, type, err, clockid, abstime);
-	} while (err == TFX_AGAIN);
-	return err;
+		if (err != TFX_AGAIN)
+			return err;
+	}
 }
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -201,13 +204,28 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
+/*
+ * The uncontended lock is inline (mutex.h): no call beyond this one, the
+ * one compare-and-swap. The timed locks go through libtofutex's
+ * functions, which check the deadline even when the mutex is free.
+ */
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	tofutex_mutex_t *t = tfx_mutex(m);
 	int type = tfx_mutex_type(m);
+	uint32_t tid, word;
+	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_lock(m);
-	return tfx_lock(m, type, CLOCK_REALTIME, NULL);
+	tid = (uint32_t)tofutex__tid();
+	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1))
+		err = tofutex__mutex_taken(t, 0);
+	else
+		err = tofutex__mutex_lock_rest(t, tid, word);
+	if (__builtin_expect(!err, 1))
+		return 0;
+	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
@@ -217,7 +235,7 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 
 	if (type < 0)
 		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
-	return tfx_lock(m, type, clockid, abstime);
+	return tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
@@ -226,7 +244,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 
 	if (type < 0)
 		return tfx_glibc()->mutex_timedlock(m, abstime);
-	return tfx_lock(m, type, CLOCK_REALTIME, abstime);
+	return tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -268,9 +286,12 @@ static int tfx_unlock_any(pthread_mutex_t *m)
 	return tofutex__mutex_release(t, word, false);
 }
 
+/* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	tofutex_mutex_t *t = tfx_mutex(m);
 	int type = tfx_mutex_type(m);
+	uint32_t tid, word;
 	int err;
 
 	if (type < 0)
@@ -280,7 +301,10 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 		m->__data.__nusers--;
 		return 0;
 	}
-	err = tofutex_mutex_unlock(tfx_mutex(m));
+	tid = (uint32_t)tofutex__tid();
+	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
+		return 0;
+	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
 		return tfx_unlock_any(m);

@@ -44,7 +44,7 @@
 
 #include <pthread.h>
 
-#include "../internal.h"
+#include "../mutex.h"
 
 /* glibc's functions, for the objects that stay glibc's (real.c). */
 struct tfx_real {
