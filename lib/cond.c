@@ -3,11 +3,12 @@
  * libtofutex - tofutex_cond_*: condition variables for tofutex mutexes.
  *
  * A condition variable is a sequence word (@seq) that every signal and
- * broadcast advances, the number of threads inside a wait (@waiters), and
- * the mutex they use (@mutex, for broadcast; POSIX lets concurrent waiters
- * use only one).
+ * broadcast advances, the number of threads inside a wait with how many
+ * of them were signalled (@waiters, one word: TOFUTEX_COND_WAITER and
+ * TOFUTEX_COND_SIGNALLED), and the mutex they use (@mutex, for broadcast;
+ * POSIX lets concurrent waiters use only one).
  *
- * A waiter, holding the mutex, counts itself in @waiters, reads @seq,
+ * A waiter, holding the mutex, reads @seq, counts itself in @waiters,
  * unlocks, and sleeps while @seq still holds what it read (tofutex_wait()
  * on the process's backend). A signal or broadcast that comes after the
  * waiter read @seq - that is, after the waiter released the mutex, which
@@ -19,10 +20,25 @@
  * from a spurious wake-up of the later one and a wait not yet begun of the
  * earlier one.
  *
- * @waiters lets signal and broadcast skip the system call when nobody
- * waits. The waiter's increment and its read of @seq, and the signaller's
- * read of @waiters, are sequentially consistent: a signaller that reads 0
- * comes before the waiter's increment, so before its wait began.
+ * @waiters lets signal and broadcast skip the system call when it would
+ * wake nobody new. Its signalled count is the signals (and, for a
+ * broadcast, the waiters it covered) that no waiter has yet taken: a
+ * signal that finds every waiter signalled does nothing, since every
+ * thread inside a wait has already been sent on its way (woken, or about
+ * to find @seq changed); otherwise it counts itself, advances @seq and
+ * wakes one. Each waiter on its way out takes one count, if there is one,
+ * whatever ended its wait (a wake, a changed @seq, a timeout), in the
+ * same atomic operation that uncounts it: then the signalled count never
+ * exceeds the waiters that will leave without another wake (with two
+ * steps, a signaller between them could count the leaving waiter, and
+ * its count would then cover a later waiter that no one woke). A waiter
+ * reads @seq before it counts itself, so a signaller that counted it
+ * advances @seq after the waiter read it: the waiter does not sleep on a
+ * value that signal did not change. All these accesses are sequentially
+ * consistent; a signaller that reads @waiters before a waiter's increment
+ * comes before its wait began. Without the count, a producer that signals
+ * after every item while the consumer it woke waits for the mutex (which
+ * the producer holds) makes a system call per item that wakes nobody.
  *
  * Broadcast does not wake every waiter to fight for the mutex. It wakes one
  * and moves the others onto the mutex word, where each unlock releases one
@@ -50,9 +66,24 @@
 
 #include "internal.h"
 
+/* @waiters: the waiters in the low half, the signalled in the high half. */
+#define TOFUTEX_COND_WAITER	1ull
+#define TOFUTEX_COND_SIGNALLED	(1ull << 32)
+
+static inline uint32_t tofutex_cond_waiting(uint64_t waiters)
+{
+	return (uint32_t)waiters;
+}
+
+static inline uint32_t tofutex_cond_signalled(uint64_t waiters)
+{
+	return (uint32_t)(waiters >> 32);
+}
+
+/* @waiters is a 64-bit atomic: the whole object is naturally aligned. */
 static inline bool tofutex_cond_bad(const tofutex_cond_t *c)
 {
-	return !c || ((uintptr_t)c & (sizeof(c->seq) - 1));
+	return !c || ((uintptr_t)c & (sizeof(c->waiters) - 1));
 }
 
 int tofutex_cond_init(tofutex_cond_t *c)
@@ -67,7 +98,8 @@ int tofutex_cond_destroy(tofutex_cond_t *c)
 {
 	if (tofutex_cond_bad(c))
 		return EINVAL;
-	if (__atomic_load_n(&c->waiters, __ATOMIC_ACQUIRE))
+	if (tofutex_cond_waiting(__atomic_load_n(&c->waiters,
+						 __ATOMIC_ACQUIRE)))
 		return EBUSY;
 	return 0;
 }
@@ -81,6 +113,23 @@ struct tofutex_cond_waiter {
 	const struct tofutex__cond_mutex *cm;
 	uint32_t bcasts;
 };
+
+/*
+ * Leave the wait: stop counting as a waiter and take one signalled count,
+ * if any, in one step (after which @c may be destroyed).
+ */
+static void tofutex_cond_leave(tofutex_cond_t *c)
+{
+	uint64_t v = __atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST), next;
+
+	do {
+		next = v - TOFUTEX_COND_WAITER;
+		if (tofutex_cond_signalled(v))
+			next -= TOFUTEX_COND_SIGNALLED;
+	} while (!__atomic_compare_exchange_n(&c->waiters, &v, next, false,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+}
 
 /* Take the mutex again after a wait. */
 static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
@@ -103,7 +152,7 @@ static void tofutex_cond_cancelled(void *arg)
 {
 	const struct tofutex_cond_waiter *w = arg;
 
-	__atomic_fetch_sub(&w->c->waiters, 1, __ATOMIC_RELEASE);
+	tofutex_cond_leave(w->c);
 	tofutex_cond_relock(w);
 }
 
@@ -165,17 +214,17 @@ int tofutex__cond_wait(tofutex_cond_t *c, const struct tofutex__cond_mutex *cm,
 
 	/* Another mutex has no word to move waiters onto: wake them all. */
 	__atomic_store_n(&c->mutex, cm->tfx, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
 	w.bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->waiters, TOFUTEX_COND_WAITER, __ATOMIC_SEQ_CST);
 	err = tofutex_cond_unlock(cm);
 	if (err) {
-		__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
+		tofutex_cond_leave(c);
 		return err;
 	}
 
 	err = tofutex_cond_sleep(&w, seq, clockid, abstime, &dl);
-	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELEASE);
+	tofutex_cond_leave(c);
 
 	lerr = tofutex_cond_relock(&w);
 	if (lerr)
@@ -215,11 +264,35 @@ int tofutex_cond_clockwait(tofutex_cond_t *c, tofutex_mutex_t *m,
 	return tofutex_cond_wait_common(c, m, clockid, abstime);
 }
 
+/*
+ * Count @n more waiters as signalled, at most up to every waiter (@n
+ * UINT32_MAX: all of them). Returns false when every waiter already was:
+ * then there is nobody to wake.
+ */
+static bool tofutex_cond_mark(tofutex_cond_t *c, uint32_t n)
+{
+	uint64_t v = __atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST);
+	uint32_t w, s;
+
+	do {
+		w = tofutex_cond_waiting(v);
+		s = tofutex_cond_signalled(v);
+		if (s >= w)
+			return false;
+		if (n > w - s)
+			n = w - s;
+	} while (!__atomic_compare_exchange_n(&c->waiters, &v,
+					      v + n * TOFUTEX_COND_SIGNALLED,
+					      false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	return true;
+}
+
 int tofutex_cond_signal(tofutex_cond_t *c)
 {
 	if (tofutex_cond_bad(c))
 		return EINVAL;
-	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
+	if (!tofutex_cond_mark(c, 1))
 		return 0;
 	__atomic_fetch_add(&c->seq, 1, __ATOMIC_SEQ_CST);
 	return tofutex_wake(&c->seq, 1, NULL);
@@ -250,7 +323,7 @@ int tofutex_cond_broadcast(tofutex_cond_t *c)
 
 	if (tofutex_cond_bad(c))
 		return EINVAL;
-	if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
+	if (!tofutex_cond_mark(c, UINT32_MAX))
 		return 0;
 	/* Before @seq: a waiter that sees the new @seq sees this too. */
 	__atomic_fetch_add(&c->broadcasts, 1, __ATOMIC_RELEASE);

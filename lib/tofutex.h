@@ -56,19 +56,18 @@ uint32_t tofutex_mutex_last_status(void);
 
 /*
  * A condition variable for tofutex mutexes: a sequence word that every
- * signal and broadcast advances, the number of waiters, the number of
- * broadcasts, and the mutex the waiters use (for a broadcast to move them
- * onto it).
+ * signal and broadcast advances, the number of broadcasts, the number of
+ * waiters with how many of them were signalled, and the mutex the waiters
+ * use (for a broadcast to move them onto it).
  */
 typedef struct {
 	uint32_t seq;
-	uint32_t waiters;
 	uint32_t broadcasts;
-	uint32_t reserved;
+	uint64_t waiters __attribute__((aligned(8)));
 	tofutex_mutex_t *mutex;
 } tofutex_cond_t;
 
-#define TOFUTEX_COND_INITIALIZER { 0, 0, 0, 0, 0 }
+#define TOFUTEX_COND_INITIALIZER { 0, 0, 0, 0 }
 
 int tofutex_cond_init(tofutex_cond_t *c);
 int tofutex_cond_destroy(tofutex_cond_t *c);

@@ -353,6 +353,55 @@ START_TEST(test_timed_wait_signalled)
 END_TEST
 
 /*
+ * A signal (_i 0) or a broadcast (_i 1) is counted against the waiters it
+ * covers until they leave, so that later signals that would wake nobody
+ * new make no system call; every waiter that leaves takes a count, also
+ * when a timeout ended its wait. Here the woken waiters go back to
+ * waiting and others time out: a signal afterwards must still wake the
+ * one left asleep.
+ */
+#define TIMEOUT_WAITERS	2
+
+START_TEST(test_signal_after_timeouts)
+{
+	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
+	tofutex_cond_t c = TOFUTEX_COND_INITIALIZER;
+	struct timed_waiter w[1 + TIMEOUT_WAITERS];
+	pthread_t t[1 + TIMEOUT_WAITERS];
+	bool flag = false, ok;
+	unsigned int i;
+
+	for (i = 0; i < 1 + TIMEOUT_WAITERS; i++) {
+		w[i] = (struct timed_waiter){
+			.m = &m, .c = &c, .flag = &flag,
+			.clock = CLOCK_MONOTONIC,
+			.deadline = ts_in(i ? 30 * NSEC_PER_MSEC : TEST_WAIT_NS),
+		};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, timed_waiter_main,
+						&w[i]), 0);
+		WAIT_UNTIL(ok, atomic_load(&w[i].waiting), TEST_WAIT_NS);
+		ck_assert(ok);
+	}
+	/* Every waiter set its flag holding the mutex: all of them wait. */
+	ck_assert_int_eq(tofutex_mutex_lock(&m), 0);
+	ck_assert_int_eq(_i ? tofutex_cond_broadcast(&c) :
+			      tofutex_cond_signal(&c), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+	for (i = 1; i < 1 + TIMEOUT_WAITERS; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	/* Only the untimed waiter is left, woken or not. */
+	ck_assert_int_eq(tofutex_mutex_lock(&m), 0);
+	flag = true;
+	ck_assert_int_eq(tofutex_cond_signal(&c), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+	ck_assert(join_within(t[0], NULL, TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_int_eq(w[0].ret, 0);
+	ck_assert_int_eq(tofutex_cond_destroy(&c), 0);
+}
+END_TEST
+
+/*
  * A realtime deadline follows clock_settime(): stepped back an hour, a
  * wait due in 300 ms is not over a second later; stepped forward again
  * (and then past an hour-away deadline) it ends with ETIMEDOUT. Root in a
@@ -574,6 +623,7 @@ static Suite *lib_cond_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_timed_waits);
 	tcase_add_loop_test(tc, test_timed_wait_signalled, 0, 2);
+	tcase_add_loop_test(tc, test_signal_after_timeouts, 0, 2);
 	tcase_add_test(tc, test_realtime_deadline_follows_settime);
 	suite_add_tcase(s, tc);
 
