@@ -1,21 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench_ioctl - what one round trip into tofutex costs: nanoseconds per
- * TOFUTEX_IOC_VERSION ioctl, next to a system call that does no work
- * (getppid), measured the same way in the same process.
+ * bench_ioctl - what one round trip into tofutex costs, without a context
+ * switch: nanoseconds per call, each kind timed the same way in the same
+ * process, interleaved run by run.
+ *
+ *   getppid            a system call that does no work
+ *   VERSION            TOFUTEX_IOC_VERSION: the ioctl path alone (fd
+ *                      lookup, security hooks, dispatch, copy in and out)
+ *   futex wake+wait    FUTEX_WAKE of a word nobody waits on, then
+ *                      FUTEX_WAIT on a word that does not hold the value
+ *                      (EAGAIN): the two system calls of a futex hand-over
+ *                      that neither wakes nor sleeps
+ *   WAKE + WAIT        the same with TOFUTEX_IOC_WAKE and TOFUTEX_IOC_WAIT
+ *   SWAP               TOFUTEX_IOC_SWAP on the same two words: the whole
+ *                      swap path (argument checks, both word states, the
+ *                      wait word's check) except the sleep and the wake-up
  *
  *   bench_ioctl [-n CALLS] [-r RUNS]
  *
- * Every later tofutex operation pays at least this much on its slow path,
- * so it is the baseline the other benchmarks are read against.
+ * Every later tofutex operation pays at least VERSION on its slow path,
+ * and SWAP against futex wake+wait is the part of bench_swap's pinned
+ * ratio that the module's own path adds.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +41,27 @@
 #define DEFAULT_RUNS	15UL
 #define MAX_RUNS	1000UL
 
+enum call {
+	CALL_GETPPID,
+	CALL_VERSION,
+	CALL_FUTEX,
+	CALL_WAKEWAIT,
+	CALL_SWAP,
+	NR_CALLS
+};
+
+static const char *const call_names[NR_CALLS] = {
+	[CALL_GETPPID] = "getppid()",
+	[CALL_VERSION] = "ioctl(TOFUTEX_IOC_VERSION)",
+	[CALL_FUTEX] = "futex wake+wait",
+	[CALL_WAKEWAIT] = "WAKE + WAIT",
+	[CALL_SWAP] = "SWAP",
+};
+
+/* Nobody waits on wake_word; wait_word never holds the awaited 0. */
+static uint32_t wake_word;
+static uint32_t wait_word = 1;
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -34,30 +70,79 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* ns per getppid() over @calls calls. */
-static double time_getppid(unsigned long calls)
+static void die(const char *what)
 {
-	uint64_t t0 = now_ns();
-	unsigned long i;
-
-	for (i = 0; i < calls; i++)
-		(void)getppid();
-	return (double)(now_ns() - t0) / (double)calls;
+	fprintf(stderr, "bench_ioctl: %s: %s\n", what, strerror(errno));
+	exit(1);
 }
 
-/* ns per VERSION ioctl over @calls calls; exits if one fails. */
-static double time_version(int fd, unsigned long calls)
+static long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+static void call_futex(void)
+{
+	if (futex(&wake_word, FUTEX_WAKE_PRIVATE, 1) != 0)
+		die("FUTEX_WAKE woke someone or failed");
+	if (futex(&wait_word, FUTEX_WAIT_PRIVATE, 0) == 0 || errno != EAGAIN)
+		die("FUTEX_WAIT did not fail with EAGAIN");
+}
+
+static void call_wakewait(int fd)
+{
+	struct tofutex_wake wk = { .uaddr = (uintptr_t)&wake_word, .count = 1 };
+	struct tofutex_wait wt = { .uaddr = (uintptr_t)&wait_word, .val = 0 };
+
+	if (ioctl(fd, TOFUTEX_IOC_WAKE, &wk) != 0)
+		die("TOFUTEX_IOC_WAKE woke someone or failed");
+	if (ioctl(fd, TOFUTEX_IOC_WAIT, &wt) == 0 || errno != EAGAIN)
+		die("TOFUTEX_IOC_WAIT did not fail with EAGAIN");
+}
+
+static void call_swap(int fd)
+{
+	struct tofutex_swap sw = {
+		.wait_uaddr = (uintptr_t)&wait_word,
+		.wake_uaddr = (uintptr_t)&wake_word,
+		.val = 0,
+	};
+
+	if (ioctl(fd, TOFUTEX_IOC_SWAP, &sw) == 0 || errno != EAGAIN)
+		die("TOFUTEX_IOC_SWAP did not fail with EAGAIN");
+	if (sw.woken)
+		die("TOFUTEX_IOC_SWAP woke someone");
+}
+
+/* ns per call of kind @c over @calls calls; exits if one fails. */
+static double time_call(enum call c, int fd, unsigned long calls)
 {
 	struct tofutex_version v;
-	uint64_t t0;
 	unsigned long i;
+	uint64_t t0;
 
 	memset(&v, 0, sizeof(v));
 	t0 = now_ns();
 	for (i = 0; i < calls; i++) {
-		if (ioctl(fd, TOFUTEX_IOC_VERSION, &v)) {
-			perror("bench_ioctl: TOFUTEX_IOC_VERSION");
-			exit(1);
+		switch (c) {
+		case CALL_GETPPID:
+			(void)getppid();
+			break;
+		case CALL_VERSION:
+			if (ioctl(fd, TOFUTEX_IOC_VERSION, &v))
+				die("TOFUTEX_IOC_VERSION");
+			break;
+		case CALL_FUTEX:
+			call_futex();
+			break;
+		case CALL_WAKEWAIT:
+			call_wakewait(fd);
+			break;
+		case CALL_SWAP:
+			call_swap(fd);
+			break;
+		case NR_CALLS:
+			break;
 		}
 	}
 	return (double)(now_ns() - t0) / (double)calls;
@@ -112,14 +197,20 @@ static void usage(void)
 	exit(2);
 }
 
+static void print_row(const char *name, double *v, unsigned long runs)
+{
+	struct summary s = summarize(v, runs);
+
+	printf("%-28s %10.1f %10.1f %10.1f\n", name, s.median, s.min, s.max);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long calls = DEFAULT_CALLS, runs = DEFAULT_RUNS, r;
-	double *sys, *ioc, *diff;
-	struct summary s_sys, s_ioc, s_diff;
+	double *ns[NR_CALLS], *diff, *diff_swap;
 	struct tofutex_version v;
 	struct utsname un;
-	int fd, opt;
+	int fd, opt, c;
 
 	while ((opt = getopt(argc, argv, "n:r:h")) != -1) {
 		switch (opt) {
@@ -148,54 +239,54 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	sys = calloc(runs, sizeof(*sys));
-	ioc = calloc(runs, sizeof(*ioc));
 	diff = calloc(runs, sizeof(*diff));
-	if (!sys || !ioc || !diff) {
-		perror("bench_ioctl");
-		return 1;
+	diff_swap = calloc(runs, sizeof(*diff_swap));
+	if (!diff || !diff_swap)
+		die("calloc");
+	for (c = 0; c < NR_CALLS; c++) {
+		ns[c] = calloc(runs, sizeof(*ns[c]));
+		if (!ns[c])
+			die("calloc");
 	}
 
 	/* Warm caches, TLB and branch predictors before the first timed run. */
-	time_getppid(calls / 10 + 1);
-	time_version(fd, calls / 10 + 1);
-	for (r = 0; r < runs; r++) {
-		/* Interleaved, so that a slow phase of the machine hits both. */
-		sys[r] = time_getppid(calls);
-		ioc[r] = time_version(fd, calls);
-		diff[r] = ioc[r] - sys[r];
-	}
-	s_sys = summarize(sys, runs);
-	s_ioc = summarize(ioc, runs);
-	s_diff = summarize(diff, runs);
+	for (c = 0; c < NR_CALLS; c++)
+		time_call(c, fd, calls / 10 + 1);
+	/* Interleaved, so that a slow phase of the machine hits every kind. */
+	for (r = 0; r < runs; r++)
+		for (c = 0; c < NR_CALLS; c++)
+			ns[c][r] = time_call(c, fd, calls);
 
 	uname(&un);
-	printf("bench_ioctl: cost of a TOFUTEX_IOC_VERSION round trip vs a "
-	       "trivial system call\n");
-	printf("method: %lu runs; each run times %lu back-to-back getppid() "
-	       "calls, then %lu\n"
-	       "        TOFUTEX_IOC_VERSION ioctls (ABI %u), with "
-	       "CLOCK_MONOTONIC around each\n"
-	       "        batch; ns/call = batch time / calls. Reported: median "
-	       "over the runs\n"
-	       "        (min, max). \"extra\" is the median of the per-run "
-	       "differences: what\n"
-	       "        the ioctl path (fd lookup, dispatch, copy in/out of %zu "
-	       "bytes) adds.\n",
-	       runs, calls, calls, v.abi_version, sizeof(v));
+	printf("bench_ioctl: cost of tofutex round trips that do not sleep vs "
+	       "system calls\n");
+	printf("method: %lu runs; each run times %lu back-to-back calls of each "
+	       "kind in turn,\n"
+	       "        with CLOCK_MONOTONIC around each batch; ns/call = batch "
+	       "time / calls.\n"
+	       "        Reported: median over the runs (min, max). An "
+	       "\"extra\" row is the median\n"
+	       "        of the per-run differences. Wake words have no waiter, "
+	       "wait words do\n"
+	       "        not hold the value (EAGAIN); ABI %u.\n",
+	       runs, calls, v.abi_version);
 	printf("system: %s %s, %ld CPUs online\n", un.sysname, un.release,
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("%-28s %10s %10s %10s\n", "call", "median ns", "min ns", "max ns");
-	printf("%-28s %10.1f %10.1f %10.1f\n", "getppid()", s_sys.median,
-	       s_sys.min, s_sys.max);
-	printf("%-28s %10.1f %10.1f %10.1f\n", "ioctl(TOFUTEX_IOC_VERSION)",
-	       s_ioc.median, s_ioc.min, s_ioc.max);
-	printf("%-28s %10.1f %10.1f %10.1f\n", "extra (ioctl - getppid)",
-	       s_diff.median, s_diff.min, s_diff.max);
+	/* Differences first: print_row() sorts its runs in place. */
+	for (r = 0; r < runs; r++) {
+		diff[r] = ns[CALL_VERSION][r] - ns[CALL_GETPPID][r];
+		diff_swap[r] = ns[CALL_SWAP][r] - ns[CALL_FUTEX][r];
+	}
+	for (c = 0; c < NR_CALLS; c++) {
+		print_row(call_names[c], ns[c], runs);
+		free(ns[c]);
+	}
+	print_row("extra (ioctl - getppid)", diff, runs);
+	print_row("extra (SWAP - futex pair)", diff_swap, runs);
 
-	free(sys);
-	free(ioc);
 	free(diff);
+	free(diff_swap);
 	close(fd);
 	return 0;
 }

@@ -35,7 +35,8 @@
  * struct tofutex_bucket
  *   A table hashes user addresses into TOFUTEX_TABLE_BUCKETS buckets. The
  *   bucket spinlock protects the bucket's list and the insertion and
- *   removal of states; it is held for lookups and, in
+ *   removal of states; it is held for lookups, while a lookup that found
+ *   nothing makes the table's spare the word's state, and, in
  *   tofutex_state_get_or(), while the caller acts on a word that has no
  *   state (touching user memory only with page faults disabled); never
  *   while sleeping.
@@ -57,12 +58,15 @@
  *   and hands it to the next tofutex_state_get() that must create one: a
  *   contended word otherwise costs an allocation and a free per LOCK, WAIT
  *   or SWAP call (the pinned SWAP ping-pong allocates twice per round
- *   trip). It is exchanged with xchg() only, so any number of callers may
- *   race for it; it is charged to the process like any state, is not
- *   counted as live, and is freed with the table. The cost: KASAN cannot
- *   see a use after free of the one state that became the spare. No state
- *   pointer outlives its holder's use of @users (each ioctl gets and puts
- *   its own), which the debug kernel checked before the spare existed.
+ *   trip). tofutex_state_get() takes it in the same hold of the bucket
+ *   lock as the lookup that found no state, so that creating a state costs
+ *   one hold, not two. It is exchanged with xchg() only, so any number
+ *   of callers may race for it; it is charged to the process like any
+ *   state, is not counted as live, and is freed with the table. The cost:
+ *   KASAN cannot see a use after free of the one state that became the
+ *   spare. No state pointer outlives its holder's use of @users (each
+ *   ioctl gets and puts its own), which the debug kernel checked before
+ *   the spare existed.
  *
  * Lock order: tofutex_tables_mutex is never held with any other tofutex
  * lock. bucket->lock is never held with state->lock. Under bucket->lock,
@@ -250,19 +254,11 @@ static void tofutex_state_recycle(struct tofutex_table *table,
 	kfree(xchg(&table->spare, state));
 }
 
-/* A fresh state for @uaddr: the table's spare, or a new allocation. */
-static struct tofutex_state *tofutex_state_alloc(struct tofutex_table *table,
-						 u32 __user *uaddr,
-						 enum tofutex_state_kind kind)
+/* Make zeroed memory a state for @uaddr with one use, the caller's. */
+static struct tofutex_state *tofutex_state_init(struct tofutex_state *state,
+						u32 __user *uaddr,
+						enum tofutex_state_kind kind)
 {
-	struct tofutex_state *state = xchg(&table->spare, NULL);
-
-	if (state)
-		memset(state, 0, sizeof(*state));
-	else
-		state = kzalloc(sizeof(*state), GFP_KERNEL_ACCOUNT);
-	if (!state)
-		return NULL;
 	state->uaddr = uaddr;
 	state->kind = kind;
 	refcount_set(&state->users, 1);
@@ -270,6 +266,32 @@ static struct tofutex_state *tofutex_state_alloc(struct tofutex_table *table,
 	INIT_LIST_HEAD(&state->waiters);
 	INIT_LIST_HEAD(&state->requeued);
 	return state;
+}
+
+/*
+ * The table's spare made a state for @uaddr, or NULL when there is none.
+ * Does not sleep: callable under the bucket lock.
+ */
+static struct tofutex_state *tofutex_state_reuse(struct tofutex_table *table,
+						 u32 __user *uaddr,
+						 enum tofutex_state_kind kind)
+{
+	struct tofutex_state *state = xchg(&table->spare, NULL);
+
+	if (!state)
+		return NULL;
+	memset(state, 0, sizeof(*state));
+	return tofutex_state_init(state, uaddr, kind);
+}
+
+/* A newly allocated state for @uaddr, or NULL. May sleep. */
+static struct tofutex_state *tofutex_state_alloc(u32 __user *uaddr,
+						 enum tofutex_state_kind kind)
+{
+	struct tofutex_state *state;
+
+	state = kzalloc(sizeof(*state), GFP_KERNEL_ACCOUNT);
+	return state ? tofutex_state_init(state, uaddr, kind) : NULL;
 }
 
 /*
@@ -297,9 +319,10 @@ static struct tofutex_state *tofutex_state_lookup(struct tofutex_bucket *bucket,
  * @kind:   what the caller uses the word as
  * @create: create the state when there is none
  *
- * The allocation happens outside the bucket lock, so this may sleep; the
- * lookup is repeated after it in case another task created the state
- * meanwhile.
+ * A word without a state gets the table's spare, if there is one, in the
+ * same hold of the bucket lock as the lookup. Otherwise the allocation
+ * happens outside the bucket lock, so this may sleep; the lookup is
+ * repeated after it in case another task created the state meanwhile.
  *
  * Return: the state with a use taken for the caller; NULL when there is
  * none and @create is false; ERR_PTR(-EINVAL) when the word is in use as
@@ -315,11 +338,18 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 
 	spin_lock(&bucket->lock);
 	state = tofutex_state_lookup(bucket, uaddr, kind);
+	new = state || !create ? NULL : tofutex_state_reuse(table, uaddr, kind);
+	if (new)
+		hlist_add_head(&new->node, &bucket->states);
 	spin_unlock(&bucket->lock);
+	if (new) {
+		tofutex_live_add(table, 1);
+		return new;
+	}
 	if (state || !create)
 		return state;
 
-	new = tofutex_state_alloc(table, uaddr, kind);
+	new = tofutex_state_alloc(uaddr, kind);
 	if (!new)
 		return ERR_PTR(-ENOMEM);
 

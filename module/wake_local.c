@@ -102,6 +102,18 @@
  * - Without CONFIG_PREEMPT_NOTIFIERS, or without an irq_work interrupt on
  *   this architecture, the wakee is woken at once.
  *
+ * Woken at once
+ * -------------
+ * A wakee woken at once (by every mechanism; when pinned to this CPU it is
+ * the only case) is queued here and usually asks to preempt the waker.
+ * The waker lets it, at a preemption point before it sleeps, instead of
+ * dequeueing itself in schedule() first: tofutex_sleep_after_wake(). The
+ * waker stays queued, in its sleeping state, exactly as after being
+ * preempted anywhere else in the kernel; a wake-up that finds it so only
+ * marks it running. Whoever wakes the waker finds it the same way either
+ * way (through its wait entry, by waitwake.c's rules), and the waker
+ * rechecks its condition after any return, so only the cost changes.
+ *
  * If the kernel exports __wake_up_on_current_cpu() (compat.h), that is
  * used instead: the wakee is queued on this CPU before the waker sleeps
  * and the waker's schedule() switches straight to it.
@@ -131,6 +143,35 @@ static void tofutex_wake_now(struct task_struct *wakee)
 {
 	wake_up_process(wakee);
 	put_task_struct(wakee);
+}
+
+/**
+ * tofutex_sleep_after_wake() - let a wakee queued here run first, then sleep
+ * @dl: the end of the sleep
+ *
+ * The caller has set a sleeping task state and has just woken its wakee
+ * at once. When the wakee was queued on this CPU and asked to preempt
+ * the caller (need_resched), a fully preemptible kernel switches to it
+ * at the wake-up's preempt_enable(), with the caller still on its run
+ * queue; cond_resched() is that same preemption point under voluntary
+ * and no preemption. Switching there instead of in schedule() keeps the
+ * caller queued: when the wakee swaps back, its wake-up finds the caller
+ * queued and only marks it running, so a ping-pong on one CPU pays no
+ * dequeue and no enqueue, as FUTEX_WAKE's caller does when it is
+ * preempted on its way back to user space.
+ *
+ * A caller woken while preempted is running again and returns without
+ * sleeping: its loop rechecks why it slept, as after any wake-up. One that
+ * was not woken sleeps as usual once it runs again.
+ */
+static void tofutex_sleep_after_wake(const struct tofutex_deadline *dl)
+{
+	if (need_resched()) {
+		cond_resched();
+		if (task_is_running(current))
+			return;
+	}
+	tofutex_schedule_until(dl);
 }
 
 #if defined(TOFUTEX_WAKE_LOCAL_CURRENT_CPU)
@@ -177,13 +218,15 @@ static void tofutex_wake_here(struct task_struct *wakee)
 void tofutex_wake_local(struct task_struct *wakee,
 			const struct tofutex_deadline *dl)
 {
-	if (wakee) {
-		if (READ_ONCE(wake_local))
-			tofutex_wake_here(wakee);
-		else
-			tofutex_wake_now(wakee);
+	if (!wakee) {
+		tofutex_schedule_until(dl);
+		return;
 	}
-	tofutex_schedule_until(dl);
+	if (READ_ONCE(wake_local))
+		tofutex_wake_here(wakee);
+	else
+		tofutex_wake_now(wakee);
+	tofutex_sleep_after_wake(dl);
 }
 
 #elif defined(TOFUTEX_WAKE_LOCAL_DEFERRED)
@@ -352,7 +395,7 @@ void tofutex_wake_local(struct task_struct *wakee,
 	}
 	if (!tofutex_wake_local_usable() || !tofutex_handoff_worth_it(wakee)) {
 		tofutex_wake_now(wakee);
-		tofutex_schedule_until(dl);
+		tofutex_sleep_after_wake(dl);
 		return;
 	}
 	tofutex_handoff_arm(&h, wakee);
@@ -421,9 +464,12 @@ static void tofutex_wake_local_update(void)
 void tofutex_wake_local(struct task_struct *wakee,
 			const struct tofutex_deadline *dl)
 {
-	if (wakee)
-		tofutex_wake_now(wakee);
-	tofutex_schedule_until(dl);
+	if (!wakee) {
+		tofutex_schedule_until(dl);
+		return;
+	}
+	tofutex_wake_now(wakee);
+	tofutex_sleep_after_wake(dl);
 }
 
 #endif

@@ -447,14 +447,18 @@ static void pp_report(const char *what, const struct pingpong *pp,
 
 /*
  * 1. The FUTEX_SWAP selftest's pattern: _i = 0 with WAKE then WAIT, 1 with
- * SWAP. Also counts the calls in the statistics.
+ * SWAP, 2 with SWAP and both sides pinned to CPU 0, where every wakee is
+ * woken at once and preempts its waker before the waker sleeps
+ * (wake_local.c). Also counts the calls in the statistics.
  */
 START_TEST(test_ping_pong)
 {
+	static const char *const what[] = { "WAKE+WAIT", "SWAP",
+					     "SWAP, one CPU" };
 	struct pingpong pp = {
 		.mode = _i ? PP_SWAP : PP_WAKE_WAIT,
 		.iters = scaled(PING_PONG_ITERS, 100),
-		.pin = { -1, -1 },
+		.pin = { _i == 2 ? 0 : -1, _i == 2 ? 0 : -1 },
 	};
 	struct tofutex_stats before, after;
 	double ns;
@@ -462,7 +466,8 @@ START_TEST(test_ping_pong)
 	before = stats_get(TOFUTEX_STATS_PROCESS);
 	ns = pp_run(&pp);
 	after = stats_get(TOFUTEX_STATS_PROCESS);
-	pp_report(_i ? "SWAP" : "WAKE+WAIT", &pp, ns);
+	pp_report(what[_i], &pp, ns);
+	ck_assert_uint_eq(pp.off_pin[0] + pp.off_pin[1], 0);
 
 	if (pp.mode == PP_SWAP) {
 		/* Each side's swaps and the final wake. */
@@ -963,6 +968,87 @@ START_TEST(test_swap_signal)
 }
 END_TEST
 
+/*
+ * SWAP on one CPU, and the wakee does not swap back: it preempts the
+ * caller (wake_local.c), works, and sleeps elsewhere until a deadline, so
+ * the caller runs again without having been woken. It must go to sleep
+ * then and stay asleep until its own wake-up, which it then gets.
+ */
+struct one_cpu_swap {
+	uint32_t wait_w, wake_w, idle_w;
+	struct swapper s;
+	atomic_uint wakee_tid;
+	atomic_int wakee_result;
+};
+
+static void *one_cpu_swapper(void *arg)
+{
+	struct one_cpu_swap *oc = arg;
+	cpu_set_t pin0 = cpu_set_of(0);
+
+	TCHECK(pthread_setaffinity_np(pthread_self(), sizeof(pin0), &pin0) == 0,
+	       "pinning the swapper");
+	return swapper_main(&oc->s);
+}
+
+static void *one_cpu_wakee(void *arg)
+{
+	struct one_cpu_swap *oc = arg;
+	cpu_set_t pin0 = cpu_set_of(0);
+	struct timespec dl = ts_in(TEST_WAIT_NS);
+	int r;
+
+	TCHECK(pthread_setaffinity_np(pthread_self(), sizeof(pin0), &pin0) == 0,
+	       "pinning the wakee");
+	atomic_store(&oc->wakee_tid, test_gettid());
+	do {
+		r = tofutex_wait(&oc->wake_w, 0, &dl);
+	} while (r == 0 && word_load(&oc->wake_w) == 0);
+	if (r && r != EAGAIN) {
+		atomic_store(&oc->wakee_result, r);
+		return NULL;
+	}
+	busy_work(CONTENDED_WORK);
+	dl = ts_in(50 * NSEC_PER_MSEC);
+	r = tofutex_wait(&oc->idle_w, 0, &dl);
+	atomic_store(&oc->wakee_result, r);
+	return NULL;
+}
+
+START_TEST(test_swap_one_cpu_no_swap_back)
+{
+	struct one_cpu_swap oc = { 0 };
+	pthread_t wakee;
+	bool ok;
+	int n = -1;
+
+	oc.s.wait_w = &oc.wait_w;
+	oc.s.wake_w = &oc.wake_w;
+	atomic_store(&oc.s.result, -1);
+	atomic_store(&oc.wakee_result, -1);
+	ck_assert_int_eq(pthread_create(&wakee, NULL, one_cpu_wakee, &oc), 0);
+	WAIT_UNTIL(ok, atomic_load(&oc.wakee_tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&oc.wakee_tid), TOFUTEX_IOC_WAIT, "WAIT");
+	word_store(&oc.wake_w, 1);
+	ck_assert_int_eq(pthread_create(&oc.s.thread, NULL, one_cpu_swapper,
+					&oc), 0);
+	ck_assert(join_within(wakee, NULL, TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_int_eq(atomic_load(&oc.wakee_result), ETIMEDOUT);
+
+	wait_asleep_in(atomic_load(&oc.s.tid), TOFUTEX_IOC_SWAP, "SWAP");
+	ck_assert_int_eq(atomic_load(&oc.s.result), -1);
+	word_store(&oc.wait_w, 1);
+	ck_assert_int_eq(raw_wake((uintptr_t)&oc.wait_w, 1, 0, 0, &n), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert(join_within(oc.s.thread, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(atomic_load(&oc.s.result), 0);
+	ck_assert_uint_eq(atomic_load(&oc.s.woken), 1);
+	assert_no_live_states();
+}
+END_TEST
+
 /* ---- Wake counts ---- */
 
 #define NR_WAITERS 4
@@ -1375,7 +1461,7 @@ static Suite *waitwake_suite(void)
 	tc = tcase_create("ping-pong");
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
 	tcase_set_timeout(tc, 4 * TEST_TIMEOUT_LONG);
-	tcase_add_loop_test(tc, test_ping_pong, 0, 2);
+	tcase_add_loop_test(tc, test_ping_pong, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("contended");
@@ -1401,6 +1487,7 @@ static Suite *waitwake_suite(void)
 	tcase_add_test(tc, test_swap_deadline);
 	tcase_add_loop_test(tc, test_wait_signal, 0, 2);
 	tcase_add_loop_test(tc, test_swap_signal, 0, 2);
+	tcase_add_test(tc, test_swap_one_cpu_no_swap_back);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("wake-counts");
