@@ -192,8 +192,9 @@ int main(int argc, char **argv)
 			die("%s: %s", o.csv_path, strerror(errno));
 	}
 
+	/* The --spin columns are the tofutex lock too. */
 	for (unsigned int i = 0; i < o.n_impl; i++)
-		if (o.impl[i] == IMPL_TOFUTEX)
+		if (o.impl[i] == IMPL_TOFUTEX || o.impl[i] >= IMPL_SPIN_FIRST)
 			tofutex_on = tofutex_usable();
 
 	pause_ns = ns_per_pause();

@@ -28,16 +28,29 @@
  *
  * Hand-off
  * --------
- * Stealing can starve the top waiter. Once it has been top waiter for
- * longer than handoff_ns, it sets state->handoff and WAITERS, and the next
- * UNLOCK writes the top waiter's TID into the word instead of 0 (the word
- * never passes through "free", so nobody can steal it) and wakes it, if it
- * is not spinning already. The waiter keeps spinning on a running owner
- * meanwhile: the hand-off then costs no wake-up. Hand-off
- * is the exception, not the rule: forcing it on every contended unlock
- * made the kernel mutex markedly slower on sched-messaging (K Prateek
- * Nayak, "mutex: steal vs. hand-off experiments", proxy-exec thread on
- * LKML).
+ * Stealing can starve the top waiter. It asks for a hand-off, setting
+ * state->handoff and WAITERS, when it is starving:
+ *
+ * - an UNLOCK released the word for it and woke it (waiter->woken), and
+ *   when it looked, a thief had the word already. A thread that relocks
+ *   right after its unlock, or holds the lock across a sched_yield(),
+ *   beats every woken waiter, each of whose rounds costs a wake-up and an
+ *   UNLOCK call; the kernel's mutex hands off after one such lost round
+ *   too (its first waiter sets MUTEX_FLAG_HANDOFF when a trylock after a
+ *   wake-up fails). Switch: handoff_lost.
+ * - it has been top waiter for longer than handoff_ns, whatever happened:
+ *   a spinning top waiter that thieves beat without its ever being woken.
+ *
+ * The next UNLOCK then writes the top waiter's TID into the word instead
+ * of 0 (the word never passes through "free", so nobody can steal it, in
+ * the kernel or in user space) and wakes it, if it is not spinning
+ * already. The waiter keeps spinning on a running owner meanwhile: the
+ * hand-off then costs no wake-up. Hand-off is the exception, not the
+ * rule: a woken waiter that does get the word, or is not beaten to it,
+ * never asks; forcing a hand-off on every contended unlock made the
+ * kernel mutex markedly slower on sched-messaging, while allowing steals
+ * until the woken waiter runs did not (K Prateek Nayak, "mutex: steal vs.
+ * hand-off experiments", proxy-exec thread on LKML).
  *
  * Owner death
  * -----------
@@ -74,8 +87,9 @@
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it).
  *
- * Module parameters (each refused outside its range with -EINVAL, see
- * struct tofutex_ns_param): spin_ns, handoff_ns, owner_check_ns.
+ * Module parameters: spin_ns, handoff_ns, owner_check_ns (each refused
+ * outside its range with -EINVAL, see struct tofutex_ns_param) and the
+ * switch handoff_lost.
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -120,6 +134,15 @@ static struct tofutex_ns_param handoff_ns = {
 };
 module_param_cb(handoff_ns, &tofutex_ns_param_ops, &handoff_ns, 0644);
 MODULE_PARM_DESC(handoff_ns, "Top-waiter wait after which the next unlock hands the lock over, in ns, 0 to 1000000000");
+
+/*
+ * Hand off as soon as a woken top waiter lost the word to a thief (see
+ * "Hand-off" above). A switch, not a tunable: it is there so that the two
+ * policies can be measured side by side (bench_lock --spin).
+ */
+static bool handoff_lost = true;
+module_param(handoff_lost, bool, 0644);
+MODULE_PARM_DESC(handoff_lost, "Hand the lock to a woken top waiter at the next unlock once a thief beat it to the word (Y, the default, or N)");
 
 /*
  * The ABI promises that a waiter gets a dead owner's lock within 100 ms.
@@ -294,14 +317,24 @@ static int tofutex_take_from_dead(struct tofutex_locker *lk, u32 *word)
 	return 1;
 }
 
-/* Has the caller been top waiter long enough to ask for a hand-off? */
+/**
+ * tofutex_starving() - should the top waiter ask for a hand-off?
+ * @lk: the LOCK call, whose word is held by another live task
+ *
+ * It should once an unlock has released the word and woken it and a thief
+ * took the word before it could (the caller is here, so it lost), or once
+ * it has been top waiter for handoff_ns whatever happened.
+ *
+ * Return: true when the next unlock is to hand the word over.
+ */
 static bool tofutex_starving(struct tofutex_locker *lk)
 {
 	struct tofutex_state *state = lk->state;
 	bool starving;
 
 	spin_lock(&state->lock);
-	starving = ktime_get_ns() - lk->waiter.top_since >=
+	starving = (READ_ONCE(handoff_lost) && lk->waiter.woken) ||
+		   ktime_get_ns() - lk->waiter.top_since >=
 		   READ_ONCE(handoff_ns.val);
 	if (starving)
 		state->handoff = true;

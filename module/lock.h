@@ -4,7 +4,7 @@
  * unlock.c (TOFUTEX_IOC_UNLOCK); no other file uses it.
  *
  * Locking and lifetimes: state->lock protects state->waiters,
- * state->handoff and every waiter's @top_since and @handed_off. A waiter
+ * state->handoff and every waiter's @top_since, @handed_off and @woken. A waiter
  * is on the list only while its task is inside LOCK holding a use of the
  * state, so an unlocker that finds it under state->lock may take a
  * reference on its task, to wake it after dropping the lock. A struct
@@ -27,6 +27,8 @@
  * @vpid:       its TID, as written into the word on a hand-off
  * @top_since:  when it became top waiter (ns, monotonic)
  * @handed_off: an unlocker gave it the lock; it owns the word now
+ * @woken:      an unlocker released the word and woke it as top waiter: if
+ *              it finds the word taken again, a thief beat it to it
  */
 struct tofutex_waiter {
 	struct list_head node;
@@ -34,6 +36,7 @@ struct tofutex_waiter {
 	u32 vpid;
 	u64 top_since;
 	bool handed_off;
+	bool woken;
 };
 
 /**

@@ -7,6 +7,8 @@
  * calls in here only when it finds WAITERS set. UNLOCK releases the word,
  * or hands it to a starving top waiter, and wakes the top waiter; lock.c
  * describes the queue, the top waiter and when it asks for a hand-off.
+ * A top waiter woken after a release is marked (waiter->woken), so that
+ * if a thief takes the word before it, it knows it lost that round.
  *
  * Locking and lifetimes
  * ---------------------
@@ -107,6 +109,7 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
 					   top, state->handoff);
 	if (ret > 0) {
+		top->woken = true;
 		wake = get_task_struct(top->task);
 		*woken = 1;
 		ret = 0;

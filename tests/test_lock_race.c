@@ -21,6 +21,9 @@
  * - queued_sleeper_status: a waiter that slept in the queue before it
  *   became top waiter reports WOKEN and its sleeps, even when it then
  *   takes the lock while spinning.
+ * - lost_wakeup_handoff: a top waiter that an unlock woke and a thief
+ *   beat to the word is handed the lock by the next unlock, without
+ *   waiting for handoff_ns; with handoff_lost off, it is not.
  * - status_unmapped: LOCK takes the word after the argument was unmapped:
  *   it returns 0, because the caller owns the lock.
  * - steal_keeps_owner_died: a free word with OWNER_DIED taken on entry
@@ -127,12 +130,24 @@ static const char *const saved_names[] = {
 static unsigned long saved_values[3];
 static bool saved[3];
 
+/* handoff_lost, a bool: "Y" or "N" as read, "" when unreadable. */
+static char saved_lost[4];
+
 static void params_save(void)
 {
 	unsigned int i;
+	ssize_t n;
+	int fd;
 
 	for (i = 0; i < 3; i++)
 		saved[i] = param_read(saved_names[i], &saved_values[i]);
+	saved_lost[0] = '\0';
+	fd = open(PARAM_DIR "handoff_lost", O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, saved_lost, 1);
+	saved_lost[n == 1 ? 1 : 0] = '\0';
+	close(fd);
 }
 
 static void params_restore(void)
@@ -142,6 +157,8 @@ static void params_restore(void)
 	for (i = 0; i < 3; i++)
 		if (saved[i])
 			param_write(saved_names[i], saved_values[i]);
+	if (saved_lost[0])
+		param_write_str("handoff_lost", saved_lost);
 	window_close();
 }
 
@@ -481,6 +498,91 @@ START_TEST(test_queued_sleeper_status)
 END_TEST
 
 /*
+ * One round of the lost wake-up: the caller owns @word and L sleeps as
+ * top waiter; the caller's UNLOCK releases the word and wakes L, and the
+ * caller takes the word back at once, before L can. L, held in the
+ * COMPETE window should it read the free word first, then finds it taken.
+ * Returns false when L took the word anyway (it was awake, in its owner
+ * check, when the UNLOCK came): the round proves nothing.
+ */
+static bool lose_wakeup_round(int fd, uint32_t *word, uint32_t tid,
+			      uint32_t l_tid)
+{
+	uint32_t woken = 0;
+	bool stolen;
+
+	window_open(getpid(), WINDOW_COMPETE, 200 * NSEC_PER_MSEC);
+	ck_assert_int_eq(raw_unlock(fd, word, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	stolen = cas(word, 0, tid);
+	/* The steal, if any, changed the word: L has left the window. */
+	window_close();
+	ck_assert_msg(stolen || (word_load(word) & TID_MASK) == l_tid,
+		      "word 0x%08x after UNLOCK: neither free nor L's",
+		      word_load(word));
+	return stolen;
+}
+
+/*
+ * A top waiter that an unlock woke, and that lost the word to a thief,
+ * is handed the lock by the next unlock, long before handoff_ns (1 s):
+ * the thief's unlock writes its TID into the word, and LOCK says HANDOFF.
+ * With handoff_lost off (_i 1), the same unlock releases the word and the
+ * waiter takes it as WOKEN: the rule, not the time, made the hand-off.
+ */
+START_TEST(test_lost_wakeup_handoff)
+{
+	uint32_t tid = test_gettid(), word = tid, l_tid = 0, how, after;
+	const bool rule = _i == 0;
+	unsigned int attempt;
+	struct locker l;
+	int fd = dev_open();
+	uint64_t t0 = 0;
+	bool ok, lost = false;
+
+	/* Sleep at once instead of spinning; no hand-off for time. */
+	param_set("spin_ns", 0);
+	param_set("handoff_ns", NSEC_PER_SEC);
+	param_set("owner_check_ns", 100 * NSEC_PER_MSEC);
+	param_set("handoff_lost", rule);
+	for (attempt = 0; attempt < 5 && !lost; attempt++) {
+		if (attempt) {
+			ck_assert_int_eq(locker_join(&l), 0);
+			__atomic_store_n(&word, tid, __ATOMIC_RELEASE);
+		}
+		t0 = now_ns();
+		l_tid = locker_start(&l, fd, &word, NULL, false);
+		WAIT_UNTIL(ok, (word_load(&word) & WAITERS) &&
+			   task_state(l_tid) == 'S', TEST_WAIT_NS);
+		ck_assert_msg(ok, "L did not go to sleep as top waiter");
+		lost = lose_wakeup_round(fd, &word, tid, l_tid);
+	}
+	ck_assert_msg(lost, "L took the word before the thief in 5 rounds");
+
+	/* L, starving now or not, sleeps again with WAITERS set. */
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(l_tid) == 'S',
+		   TEST_WAIT_NS);
+	ck_assert_msg(ok, "L did not go back to sleep after losing");
+	ck_assert_msg(now_ns() - t0 < NSEC_PER_SEC,
+		      "the rounds took over handoff_ns: the test cannot tell why L is handed the lock");
+	ck_assert_int_eq(raw_unlock(fd, &word, NULL), 0);
+	/* Released (L may have taken it already), or handed to L. */
+	after = word_load(&word) & TID_MASK;
+	ck_assert_msg(rule ? after == l_tid : after == 0 || after == l_tid,
+		      "handoff_lost %d: after L lost a wake-up, UNLOCK left the word 0x%08x, want TID %u%s",
+		      rule, word_load(&word), l_tid, rule ? "" : " or 0");
+	ck_assert_int_eq(locker_join(&l), 0);
+	ck_assert_uint_eq(word_load(&word) & TID_MASK, l_tid);
+	how = l.status & TOFUTEX_STATUS_HOW_MASK;
+	ck_assert_msg(how == (rule ? TOFUTEX_STATUS_HANDOFF :
+				     TOFUTEX_STATUS_WOKEN),
+		      "handoff_lost %d: L's LOCK status how %u, want %u", rule,
+		      how, rule ? TOFUTEX_STATUS_HANDOFF : TOFUTEX_STATUS_WOKEN);
+	close(fd);
+}
+END_TEST
+
+/*
  * The argument is unmapped while the caller sleeps in LOCK; the unlock
  * then gives it the word. It owns the lock, so LOCK returns 0 (the status
  * has nowhere to go).
@@ -628,6 +730,7 @@ static Suite *lock_race_suite(void)
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_queued_sleeper_status);
+	tcase_add_loop_test(tc, test_lost_wakeup_handoff, 0, 2);
 	tcase_add_test(tc, test_status_unmapped);
 	tcase_add_test(tc, test_steal_keeps_owner_died);
 	suite_add_tcase(s, tc);

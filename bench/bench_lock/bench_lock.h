@@ -130,7 +130,7 @@ struct options {
 	enum cs_kind blocking[NR_CS_KINDS];	/* the blocking blocks */
 	unsigned int n_blocking;
 	unsigned int long_cs;		/* oversubscribed block's K; 0: none */
-	const char *spin[MAX_LIST];	/* --spin settings, "U" or "U/K" */
+	const char *spin[MAX_LIST];	/* --spin: "U", "U/K" or "U/NAME=V" */
 	unsigned int n_spin;
 	const char *csv_path;
 	const char *emulation;		/* NULL: detect */

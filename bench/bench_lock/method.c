@@ -154,7 +154,7 @@ void print_method(const struct options *o, double pause_ns, double iter_ns,
 {
 	bool tofutex_loaded = tofutex_backend == TOFUTEX_BACKEND_MODULE;
 	struct utsname un;
-	char model[256], emul[256], buf[512], p1[64], p2[64];
+	char model[256], emul[256], buf[512], p1[64], p2[64], p3[64];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	uname(&un);
@@ -201,9 +201,10 @@ void print_method(const struct options *o, double pause_ns, double iter_ns,
 	printf("method: clocksource %s\n", buf[0] ? buf : "unknown");
 	read_line("/sys/module/tofutex/parameters/spin_ns", p1, sizeof(p1));
 	read_line("/sys/module/tofutex/parameters/handoff_ns", p2, sizeof(p2));
+	read_line("/sys/module/tofutex/parameters/handoff_lost", p3, sizeof(p3));
 	if (tofutex_loaded)
-		printf("method: tofutex module spin_ns=%s handoff_ns=%s\n",
-		       p1[0] ? p1 : "?", p2[0] ? p2 : "?");
+		printf("method: tofutex module spin_ns=%s handoff_ns=%s handoff_lost=%s\n",
+		       p1[0] ? p1 : "?", p2[0] ? p2 : "?", p3[0] ? p3 : "?");
 
 	csv_meta("kernel", un.release);
 	csv_meta("kernel_version", un.version);
@@ -234,6 +235,7 @@ void print_method(const struct options *o, double pause_ns, double iter_ns,
 	if (tofutex_loaded) {
 		csv_meta("tofutex_spin_ns", p1[0] ? p1 : "?");
 		csv_meta("tofutex_handoff_ns", p2[0] ? p2 : "?");
+		csv_meta("tofutex_handoff_lost", p3[0] ? p3 : "?");
 	}
 	csv_header();
 	fflush(stdout);

@@ -54,12 +54,13 @@ static void usage(FILE *f)
 "  -L, --long-cs K      the oversubscribed block: K units of critical section\n"
 "                       (default %u; 0: no such block) at 2, 4 and 8 threads\n"
 "                       per CPU online, unit and W as --blocking's\n"
-"  -S, --spin LIST      one more tofutex column per setting U or U/K (at\n"
-"                       most 8), interleaved with the others: each run in\n"
-"                       a child process with TOFUTEX_SPIN_NS=U (the\n"
-"                       library's user-space spin, ns) and, with /K, the\n"
-"                       module's spin_ns=K (root; restored after the run);\n"
-"                       its column: tofutex-uU[-kK]\n"
+"  -S, --spin LIST      one more tofutex column per setting U, U/K or\n"
+"                       U/NAME=V (at most 8), interleaved with the others:\n"
+"                       each run in a child process with TOFUTEX_SPIN_NS=U\n"
+"                       (the library's user-space spin, ns) and, with /K,\n"
+"                       the module's spin_ns=K, with /NAME=V its parameter\n"
+"                       NAME=V (root; restored after the run); its column:\n"
+"                       tofutex-uU[-kK|-NAME=V]\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
 "                       its numbers are marked with *\n"
@@ -183,10 +184,27 @@ static unsigned int parse_names(const char *s, const char *what,
 	return n;
 }
 
-/* --spin: "U" or "U/K" settings, each a time in ns up to 10 ms. */
+/*
+ * One module parameter name of a --spin setting: lower-case letters and
+ * '_', as every tofutex parameter's, so that it names a file in the
+ * module's parameter directory and nothing else.
+ */
+static void check_param_name(const char *name, size_t len)
+{
+	if (!len || len > 23 || strspn(name, "abcdefghijklmnopqrstuvwxyz_") < len) {
+		fprintf(stderr, "bench_lock: bad --spin module parameter '%.*s'\n",
+			(int)len, name);
+		exit(1);
+	}
+}
+
+/*
+ * --spin: "U", "U/K" or "U/NAME=V" settings; U and K are times in ns up
+ * to 10 ms, V any number a parameter takes.
+ */
 static void parse_spin(const char *s, struct options *o)
 {
-	char *copy = strdup(s), *save = NULL, *tok, *slash;
+	char *copy = strdup(s), *save = NULL, *tok, *slash, *eq;
 
 	if (!copy)
 		die("out of memory");
@@ -203,9 +221,16 @@ static void parse_spin(const char *s, struct options *o)
 		if (slash)
 			*slash = '\0';
 		parse_num(tok, "--spin user ns", 0, 10000000);
-		if (slash) {
+		if (!slash)
+			continue;
+		*slash = '/';
+		eq = strchr(slash, '=');
+		if (eq) {
+			check_param_name(slash + 1, (size_t)(eq - slash - 1));
+			parse_num(eq + 1, "--spin parameter value", 0,
+				  4000000000UL);
+		} else {
 			parse_num(slash + 1, "--spin kernel ns", 0, 10000000);
-			*slash = '/';
 		}
 	}
 }

@@ -3,13 +3,14 @@
  * bench_lock - the spin sweep (--spin): one more tofutex column per
  * setting of the two spin budgets, the library's user-space one
  * (TOFUTEX_SPIN_NS, which libtofutex reads once per process, and again in
- * a fork() child) and the module's spin_ns parameter (written through
- * sysfs, as root). Its runs interleave with the other columns' like any
- * implementation's, so that every setting is measured side by side with
- * the same baselines; each runs in a child process that sets its
- * environment before its first lock and sends its struct result back
- * through a pipe. The parent writes spin_ns before the child starts and
- * restores it after the child exits. Main thread only, between runs.
+ * a fork() child) and a module parameter: spin_ns, or any other named in
+ * the setting (written through sysfs, as root). Its runs interleave with
+ * the other columns' like any implementation's, so that every setting is
+ * measured side by side with the same baselines; each runs in a child
+ * process that sets its environment before its first lock and sends its
+ * struct result back through a pipe. The parent writes the parameter
+ * before the child starts and restores it after the child exits. Main
+ * thread only, between runs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,28 +20,44 @@
 
 #include "bench_lock.h"
 
-#define SPIN_NS_PARAM	"/sys/module/tofutex/parameters/spin_ns"
+#define PARAM_DIR	"/sys/module/tofutex/parameters/"
 
 static struct {
-	char name[40];
+	char name[64];
 	char user[24];
-	char kernel[24];	/* "": leave the module's spin_ns alone */
+	char param[sizeof(PARAM_DIR) + 24];	/* "": no module parameter */
+	char value[24];
 } settings[MAX_SPIN];
 
-/* Name the columns of the --spin settings and add them to the list. */
+/*
+ * Name the columns of the --spin settings and add them to the list. A
+ * setting is U, U/K (spin_ns=K) or U/NAME=V (parameter NAME=V); options.c
+ * checked its form.
+ */
 void spin_columns(struct options *o)
 {
 	for (unsigned int i = 0; i < o->n_spin; i++) {
 		const char *s = o->spin[i], *slash = strchr(s, '/');
+		const char *eq = slash ? strchr(slash, '=') : NULL;
 		size_t ulen = slash ? (size_t)(slash - s) : strlen(s);
 
 		snprintf(settings[i].user, sizeof(settings[i].user), "%.*s",
 			 (int)ulen, s);
-		snprintf(settings[i].kernel, sizeof(settings[i].kernel), "%s",
-			 slash ? slash + 1 : "");
+		if (eq) {
+			snprintf(settings[i].param, sizeof(settings[i].param),
+				 PARAM_DIR "%.*s", (int)(eq - slash - 1),
+				 slash + 1);
+			snprintf(settings[i].value, sizeof(settings[i].value),
+				 "%s", eq + 1);
+		} else if (slash) {
+			snprintf(settings[i].param, sizeof(settings[i].param),
+				 PARAM_DIR "spin_ns");
+			snprintf(settings[i].value, sizeof(settings[i].value),
+				 "%s", slash + 1);
+		}
 		snprintf(settings[i].name, sizeof(settings[i].name),
 			 "tofutex-u%s%s%s", settings[i].user,
-			 slash ? "-k" : "", settings[i].kernel);
+			 eq ? "-" : slash ? "-k" : "", slash ? slash + 1 : "");
 		impls[IMPL_SPIN_FIRST + i].name = settings[i].name;
 		impls[IMPL_SPIN_FIRST + i].what = "tofutex_mutex_t, --spin setting";
 		o->impl[o->n_impl++] = (enum impl_id)(IMPL_SPIN_FIRST + i);
@@ -93,9 +110,9 @@ void run_spin_column(const struct point *p, struct result *res)
 	pid_t pid;
 
 	q.impl = IMPL_TOFUTEX;
-	if (settings[i].kernel[0]) {
-		read_param(SPIN_NS_PARAM, saved, sizeof(saved));
-		write_param(SPIN_NS_PARAM, settings[i].kernel);
+	if (settings[i].param[0]) {
+		read_param(settings[i].param, saved, sizeof(saved));
+		write_param(settings[i].param, settings[i].value);
 	}
 	if (pipe(fds))
 		die("pipe: %s", strerror(errno));
@@ -120,7 +137,7 @@ void run_spin_column(const struct point *p, struct result *res)
 	if (waitpid(pid, &status, 0) < 0)
 		die("waitpid: %s", strerror(errno));
 	if (saved[0])
-		write_param(SPIN_NS_PARAM, saved);
+		write_param(settings[i].param, saved);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		die("%s: the run's child failed (status %#x)", settings[i].name,
 		    status);
