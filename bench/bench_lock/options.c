@@ -57,8 +57,9 @@ static void usage(FILE *f)
 "  -S, --spin LIST      one more tofutex column per setting U or U/K (at\n"
 "                       most 8), interleaved with the others: each run in\n"
 "                       a child process with TOFUTEX_SPIN_NS=U (the\n"
-"                       library's user-space spin, ns) and, with /K, the\n"
-"                       module's spin_ns=K (root; restored after the run);\n"
+"                       library's user-space spin: ns, auto or auto:N)\n"
+"                       and, with /K, the module's spin_ns=K (root;\n"
+"                       restored after the run);\n"
 "                       its column: tofutex-uU[-kK]\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
@@ -183,7 +184,22 @@ static unsigned int parse_names(const char *s, const char *what,
 	return n;
 }
 
-/* --spin: "U" or "U/K" settings, each a time in ns up to 10 ms. */
+/*
+ * --spin's U: what TOFUTEX_SPIN_NS accepts (tofutex(3)), a time in ns up
+ * to 10 ms, "auto" or "auto:N" (N from 1 ns to 10 ms), so that a setting
+ * the library would ignore does not pass for one it ran.
+ */
+static void parse_spin_user(const char *u)
+{
+	if (!strcmp(u, "auto"))
+		return;
+	if (!strncmp(u, "auto:", 5))
+		parse_num(u + 5, "--spin auto cap ns", 1, 10000000);
+	else
+		parse_num(u, "--spin user ns", 0, 10000000);
+}
+
+/* --spin: "U" or "U/K" settings; K a time in ns up to 10 ms. */
 static void parse_spin(const char *s, struct options *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok, *slash;
@@ -202,7 +218,7 @@ static void parse_spin(const char *s, struct options *o)
 		slash = strchr(tok, '/');
 		if (slash)
 			*slash = '\0';
-		parse_num(tok, "--spin user ns", 0, 10000000);
+		parse_spin_user(tok);
 		if (slash) {
 			parse_num(slash + 1, "--spin kernel ns", 0, 10000000);
 			*slash = '/';
