@@ -93,8 +93,14 @@ extern uint64_t tofutex__features TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN int tofutex__backend_slow(void);
 /* backend.c: in the child of fork(): choose again on first use. */
 TOFUTEX_HIDDEN void tofutex__backend_forget(void);
-/* mutex.c: in the child of fork(): read TOFUTEX_SPIN_NS again. */
+/* spin.c: in the child of fork(): read TOFUTEX_SPIN_NS again. */
 TOFUTEX_HIDDEN void tofutex__spin_forget(void);
+/* spin.c: the calling thread's user-space spin budget now, in ns. */
+TOFUTEX_HIDDEN uint32_t tofutex__spin_budget(void);
+/* spin.c: does the budget follow the kernel trips' cost (auto)? */
+TOFUTEX_HIDDEN bool tofutex__spin_auto(void);
+/* spin.c: a contended lock of the calling thread spent @ns in the kernel. */
+TOFUTEX_HIDDEN void tofutex__spin_learn(uint64_t ns);
 
 static inline int tofutex__backend(void)
 {

@@ -102,34 +102,6 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
 	return how == TOFUTEX_STATUS_OWNER_DIED ? EOWNERDEAD : 0;
 }
 
-/*
- * How long a locker spins in user space on a held word before it asks the
- * kernel. The kernel spins too, on an owner it can see running, but the
- * trip there is a system call plus a per-word state to find or create:
- * about 1.5 us in the emulated test guest (bench_ioctl) and a few hundred
- * ns natively, a multiple of a short critical section. Spinning for a few
- * such trips catches the common release of a short critical section
- * without the kernel (bench_lock's lock_calls per 1000 operations shows
- * the share that still enters it); a longer hold goes to the kernel, which
- * spins or sleeps knowing whether the owner runs.
- *
- * bench_lock --spin (bench/README.md) runs other budgets side by side
- * with this one and with glibc's mutexes, on the module and natively on
- * the futex backend. With no user-space spin every lock that finds the
- * word held enters the kernel; from about a microsecond on, short critical
- * sections rarely reach it, and no budget up to 50 us, nor the module's
- * spin_ns, beat this one by more than the benchmark's run-to-run spread.
- *
- * TOFUTEX_SPIN_NS in the environment replaces it (0 to
- * TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), read once per
- * process, at the first spin (again in a fork() child, which may have
- * changed its environment, as fork.c forgets the backend): for tuning and
- * for measuring the spin against the kernel's (bench_lock --spin).
- */
-#define TOFUTEX_USER_SPIN_NS	5000u
-/* 10 ms, as the module's spin_ns: beyond any hold worth spinning on. */
-#define TOFUTEX_USER_SPIN_MAX_NS	10000000u
-
 /* Look at the clock once per this many polls: a read costs a few polls. */
 #define TOFUTEX_USER_SPIN_CLOCK_EVERY	16u
 
@@ -150,38 +122,6 @@ static inline uint64_t tofutex_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The budget in ns plus one; 0: not read yet. Racing readers agree. */
-static uint32_t tofutex_user_spin_cached;
-
-static __attribute__((noinline)) uint32_t tofutex_user_spin_read(void)
-{
-	const char *env = getenv("TOFUTEX_SPIN_NS");
-	unsigned long v = TOFUTEX_USER_SPIN_NS;
-	char *end;
-
-	if (env && *env) {
-		v = strtoul(env, &end, 10);
-		if (*end || env[0] == '-' || v > TOFUTEX_USER_SPIN_MAX_NS)
-			v = TOFUTEX_USER_SPIN_NS;
-	}
-	__atomic_store_n(&tofutex_user_spin_cached, (uint32_t)v + 1,
-			 __ATOMIC_RELAXED);
-	return (uint32_t)v;
-}
-
-void tofutex__spin_forget(void)
-{
-	__atomic_store_n(&tofutex_user_spin_cached, 0, __ATOMIC_RELAXED);
-}
-
-static inline uint32_t tofutex_user_spin_ns(void)
-{
-	uint32_t v = __atomic_load_n(&tofutex_user_spin_cached,
-				     __ATOMIC_RELAXED);
-
-	return v ? v - 1 : tofutex_user_spin_read();
-}
-
 /*
  * Take a word with no owner, keeping the bits left in it as
  * tofutex_mutex_trylock() explains. @word is the value last seen; on
@@ -199,15 +139,15 @@ static inline int tofutex_mutex_take_free(tofutex_mutex_t *m, uint32_t tid,
 }
 
 /*
- * Poll a held word for up to the user-space spin budget, taking it when
- * its owner lets go. Returns as tofutex_mutex_take_free(), EBUSY when the
- * budget ran out. Read-only polling: the owner's cache line is not
- * stolen until the word is free.
+ * Poll a held word for up to the user-space spin budget (spin.c), taking
+ * it when its owner lets go. Returns as tofutex_mutex_take_free(), EBUSY
+ * when the budget ran out. Read-only polling: the owner's cache line is
+ * not stolen until the word is free.
  */
 static __attribute__((noinline)) int
 tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 {
-	const uint32_t budget = tofutex_user_spin_ns();
+	const uint32_t budget = tofutex__spin_budget();
 	uint64_t end = 0, now;
 	unsigned int polls = 0;
 	int err;
@@ -262,13 +202,25 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
 }
 
-/* The contended path, after the user-space spin. */
+/*
+ * The contended path, after the user-space spin. With the auto spin
+ * budget, what the trip cost is the budget's input (spin.c).
+ */
 static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 				   const struct tofutex__deadline *dl)
 {
+	uint64_t start = 0;
+	int err;
+
+	if (tofutex__spin_auto())
+		start = tofutex_now_ns();
 	if (tofutex__on_futex())
-		return tofutex__futex_lock(&m->word, tid, dl);
-	return tofutex_mutex_lock_kernel(m, dl);
+		err = tofutex__futex_lock(&m->word, tid, dl);
+	else
+		err = tofutex_mutex_lock_kernel(m, dl);
+	if (start && (!err || err == EOWNERDEAD))
+		tofutex__spin_learn(tofutex_now_ns() - start);
+	return err;
 }
 
 /* A lock without a deadline. */

@@ -57,10 +57,10 @@ static void usage(FILE *f)
 "  -S, --spin LIST      one more tofutex column per setting U, U/K or\n"
 "                       U/NAME=V (at most 8), interleaved with the others:\n"
 "                       each run in a child process with TOFUTEX_SPIN_NS=U\n"
-"                       (the library's user-space spin, ns) and, with /K,\n"
-"                       the module's spin_ns=K, with /NAME=V its parameter\n"
-"                       NAME=V (root; restored after the run); its column:\n"
-"                       tofutex-uU[-kK|-NAME=V]\n"
+"                       (the library's user-space spin: ns, auto or auto:N)\n"
+"                       and, with /K, the module's spin_ns=K, with /NAME=V\n"
+"                       its parameter NAME=V (root; restored after the\n"
+"                       run); its column: tofutex-uU[-kK|-NAME=V]\n"
 "  -b, --budget S       stop a run after S seconds (default %.1f; 0: never);\n"
 "                       its ops/s then come from the operations done, and\n"
 "                       its numbers are marked with *\n"
@@ -185,6 +185,21 @@ static unsigned int parse_names(const char *s, const char *what,
 }
 
 /*
+ * --spin's U: what TOFUTEX_SPIN_NS accepts (tofutex(3)), a time in ns up
+ * to 10 ms, "auto" or "auto:N" (N from 1 ns to 10 ms), so that a setting
+ * the library would ignore does not pass for one it ran.
+ */
+static void parse_spin_user(const char *u)
+{
+	if (!strcmp(u, "auto"))
+		return;
+	if (!strncmp(u, "auto:", 5))
+		parse_num(u + 5, "--spin auto cap ns", 1, 10000000);
+	else
+		parse_num(u, "--spin user ns", 0, 10000000);
+}
+
+/*
  * One module parameter name of a --spin setting: lower-case letters and
  * '_', as every tofutex parameter's, so that it names a file in the
  * module's parameter directory and nothing else.
@@ -220,7 +235,7 @@ static void parse_spin(const char *s, struct options *o)
 		slash = strchr(tok, '/');
 		if (slash)
 			*slash = '\0';
-		parse_num(tok, "--spin user ns", 0, 10000000);
+		parse_spin_user(tok);
 		if (!slash)
 			continue;
 		*slash = '/';

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - the user-space spin budget of a contended tofutex_mutex_t:
+ * how long mutex.c polls a held word before it asks the kernel (or, on
+ * the futex backend, futex.c) for the lock.
+ *
+ * The kernel spins too, on an owner it can see running, but the trip
+ * there is a system call plus a per-word state to find or create: about
+ * 1.5 us in the emulated test guest (bench_ioctl) and a few hundred ns
+ * natively, a multiple of a short critical section. Spinning for a few
+ * such trips catches the common release of a short critical section
+ * without the kernel (bench_lock's lock_calls per 1000 operations shows
+ * the share that still enters it); a longer hold goes to the kernel, which
+ * spins or sleeps knowing whether the owner runs. The default is a fixed
+ * budget, TOFUTEX_USER_SPIN_NS.
+ *
+ * The other budget, "auto", follows what going to the kernel has recently
+ * cost the calling thread: the mean of its last contended locks' time in
+ * the kernel (system call, spin, sleep, wake-up and the wait for the
+ * owner), a moving average with weight 1/8 per lock as glibc's adaptive
+ * mutex keeps for its spin count, starting at the fixed budget. Spinning
+ * about as long as the alternative costs is the ski-rental rule: it never
+ * costs more than twice the better of the two choices. The estimate is
+ * per thread, since the mutex's layout (lib/tofutex.h) has no spare bits
+ * to keep one per lock.
+ *
+ * bench_lock --spin (bench/README.md) runs budgets side by side with the
+ * default and with glibc's mutexes, on the module and natively on the
+ * futex backend. With no user-space spin every lock that finds the word
+ * held enters the kernel; from about a microsecond on, short critical
+ * sections rarely reach it. No other setting -- fixed budgets up to
+ * 50 us, the module's spin_ns, auto -- has beaten the default by more
+ * than the benchmark's run-to-run spread in one block without losing in
+ * another, so the default stays fixed and auto is there to be measured.
+ *
+ * TOFUTEX_SPIN_NS in the environment replaces the default: a number of ns
+ * (0 to TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), "auto"
+ * (capped at TOFUTEX_USER_SPIN_AUTO_NS) or "auto:N" (capped at N ns, 1 to
+ * TOFUTEX_USER_SPIN_MAX_NS); anything else is ignored. It is read once per
+ * process, at the first spin, and again in a fork() child (which may have
+ * changed its environment; fork.c calls tofutex__spin_forget()): for
+ * tuning and for measuring budgets against each other.
+ *
+ * Serialisation: the parsed setting is one word, written whole with
+ * relaxed atomics by whichever thread reads the environment first; racing
+ * readers compute the same value. The estimate is thread-local and
+ * touched only by its thread; tofutex__spin_forget() restarts the calling
+ * thread's (in a fork() child, its only thread's) with the setting.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TOFUTEX_USER_SPIN_NS		5000u
+/* 10 ms, as the module's spin_ns: beyond any hold worth spinning on. */
+#define TOFUTEX_USER_SPIN_MAX_NS	10000000u
+/*
+ * auto's default cap: the module's default spin_ns (tofutex(4)). A longer
+ * user-space spin would only do blind what the kernel does knowing
+ * whether the owner runs.
+ */
+#define TOFUTEX_USER_SPIN_AUTO_NS	50000u
+/* The moving average's weight of the newest cost: 1 / 2^this. */
+#define TOFUTEX_USER_SPIN_AUTO_SHIFT	3
+
+/*
+ * The parsed setting: the budget (fixed) or the cap (auto) in ns, plus
+ * one, with TOFUTEX_SPIN_AUTO set for auto; 0: not read yet.
+ */
+#define TOFUTEX_SPIN_AUTO	0x80000000u
+static uint32_t tofutex_spin_setting;
+
+/* auto: this thread's estimate of a kernel trip's cost, ns; 0: none yet. */
+static _Thread_local uint32_t tofutex_spin_est
+	__attribute__((tls_model("initial-exec")));
+
+/* "N" with N in [min, TOFUTEX_USER_SPIN_MAX_NS]: true and *@v = N. */
+static bool tofutex_spin_parse_ns(const char *s, unsigned long min,
+				  unsigned long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	*v = strtoul(s, &end, 10);
+	return !*end && *v >= min && *v <= TOFUTEX_USER_SPIN_MAX_NS;
+}
+
+static __attribute__((noinline)) uint32_t tofutex_spin_read(void)
+{
+	const char *env = getenv("TOFUTEX_SPIN_NS");
+	uint32_t setting = TOFUTEX_USER_SPIN_NS + 1;
+	unsigned long v;
+
+	if (env && !strcmp(env, "auto"))
+		setting = (TOFUTEX_USER_SPIN_AUTO_NS + 1) | TOFUTEX_SPIN_AUTO;
+	else if (env && !strncmp(env, "auto:", 5) &&
+		 tofutex_spin_parse_ns(env + 5, 1, &v))
+		setting = ((uint32_t)v + 1) | TOFUTEX_SPIN_AUTO;
+	else if (env && tofutex_spin_parse_ns(env, 0, &v))
+		setting = (uint32_t)v + 1;
+	__atomic_store_n(&tofutex_spin_setting, setting, __ATOMIC_RELAXED);
+	return setting;
+}
+
+static inline uint32_t tofutex_spin_get(void)
+{
+	uint32_t s = __atomic_load_n(&tofutex_spin_setting, __ATOMIC_RELAXED);
+
+	return s ? s : tofutex_spin_read();
+}
+
+/* The fixed budget, or auto's cap, in ns. */
+static inline uint32_t tofutex_spin_ns(uint32_t setting)
+{
+	return (setting & ~TOFUTEX_SPIN_AUTO) - 1;
+}
+
+void tofutex__spin_forget(void)
+{
+	__atomic_store_n(&tofutex_spin_setting, 0, __ATOMIC_RELAXED);
+	tofutex_spin_est = 0;
+}
+
+uint32_t tofutex__spin_budget(void)
+{
+	uint32_t setting = tofutex_spin_get();
+	uint32_t cap = tofutex_spin_ns(setting);
+	uint32_t est = tofutex_spin_est;
+
+	if (!(setting & TOFUTEX_SPIN_AUTO))
+		return cap;
+	if (!est)
+		est = TOFUTEX_USER_SPIN_NS;
+	return est < cap ? est : cap;
+}
+
+bool tofutex__spin_auto(void)
+{
+	return tofutex_spin_get() & TOFUTEX_SPIN_AUTO;
+}
+
+/*
+ * auto: a contended lock of this thread spent @ns in the kernel. A cost
+ * above the cap counts as the cap, so that one long wait moves the
+ * estimate by at most an eighth of it.
+ */
+void tofutex__spin_learn(uint64_t ns)
+{
+	uint32_t cap = tofutex_spin_ns(tofutex_spin_get());
+	int64_t est = tofutex_spin_est;
+
+	if (!est)
+		est = TOFUTEX_USER_SPIN_NS;
+	if (ns > cap)
+		ns = cap;
+	est += ((int64_t)ns - est) / (1 << TOFUTEX_USER_SPIN_AUTO_SHIFT);
+	tofutex_spin_est = est > 0 ? (uint32_t)est : 1;
+}
