@@ -102,6 +102,10 @@
  * - Without CONFIG_PREEMPT_NOTIFIERS, or without an irq_work interrupt on
  *   this architecture, the wakee is woken at once.
  *
+ * If the kernel exports __wake_up_on_current_cpu() (compat.h), that is
+ * used instead: the wakee is queued on this CPU before the waker sleeps
+ * and runs as soon as the waker lets it, as below.
+ *
  * Woken at once
  * -------------
  * A wakee woken at once (by every mechanism; when pinned to this CPU it is
@@ -113,10 +117,6 @@
  * marks it running. Whoever wakes the waker finds it the same way either
  * way (through its wait entry, by waitwake.c's rules), and the waker
  * rechecks its condition after any return, so only the cost changes.
- *
- * If the kernel exports __wake_up_on_current_cpu() (compat.h), that is
- * used instead: the wakee is queued on this CPU before the waker sleeps
- * and the waker's schedule() switches straight to it.
  *
  * Module parameters: wake_local (bool, 0644) turns the mechanism off for
  * comparison, and back on (switching notifiers on if they are not yet);
