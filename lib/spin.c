@@ -33,6 +33,21 @@
  * than the benchmark's run-to-run spread in one block without losing in
  * another, so the default stays fixed and auto is there to be measured.
  *
+ * Why the spin does not look at the owner: a per-thread on-CPU flag that
+ * the module would keep with preempt notifiers and map into the process
+ * (rseq's never-merged "sched_state" idea for adaptive mutexes) would let
+ * a spinner spin exactly while its owner runs. That pays only where owners
+ * leave the CPU holding the lock, and bench_lock's blocks for that leave
+ * it nothing to win: with a usleep(1) in the critical section every lock,
+ * glibc's too, runs at 0.8-1.0 of the serial bound (the sleeping owner is
+ * the bound); with a page fault in it all run at 0.3-0.4 of it, within each
+ * other's spread (the fault is the bound); with 2-8 threads per CPU and a
+ * 50-unit critical section, where owners are preempted, this lock already
+ * leads glibc's adaptive mutex (0.62-0.73 of the bound against 0.57-0.65),
+ * and a blind spin of 50 us, which a prototype of the flag only matched,
+ * reaches 0.77-0.79. Every context switch in the system would pay for the
+ * notifier walk. The commands and tables are in bench/README.md.
+ *
  * TOFUTEX_SPIN_NS in the environment replaces the default: a number of ns
  * (0 to TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), "auto"
  * (capped at TOFUTEX_USER_SPIN_AUTO_NS) or "auto:N" (capped at N ns, 1 to
