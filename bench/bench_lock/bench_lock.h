@@ -47,6 +47,11 @@
 #define MAX_LIST	16
 #define MAX_NAMES	16	/* >= NR_IMPLS, NR_UNITS */
 #define MAX_SPIN	8	/* --spin settings */
+/*
+ * Longest module parameter name a --spin setting may give: room for every
+ * tofutex parameter (wake_local_mechanism, the longest, has 20 characters).
+ */
+#define MAX_PARAM_NAME	23
 #define MAX_THREADS	1024U
 #define MAX_REPS	100U
 #define MAX_UNITS	1000000U

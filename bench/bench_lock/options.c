@@ -206,7 +206,7 @@ static void parse_spin_user(const char *u)
  */
 static void check_param_name(const char *name, size_t len)
 {
-	if (!len || len > 23 || strspn(name, "abcdefghijklmnopqrstuvwxyz_") < len) {
+	if (!len || len > MAX_PARAM_NAME || strspn(name, "abcdefghijklmnopqrstuvwxyz_") < len) {
 		fprintf(stderr, "bench_lock: bad --spin module parameter '%.*s'\n",
 			(int)len, name);
 		exit(1);

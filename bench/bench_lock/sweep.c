@@ -25,7 +25,8 @@
 static struct {
 	char name[64];
 	char user[24];
-	char param[sizeof(PARAM_DIR) + 24];	/* "": no module parameter */
+	/* The parameter's file; "": no module parameter. */
+	char param[sizeof(PARAM_DIR) + MAX_PARAM_NAME];
 	char value[24];
 } settings[MAX_SPIN];
 
