@@ -101,7 +101,8 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
 	check-native bench-native \
 	dkms-check dkms-install dkms-uninstall \
-	install uninstall clean help
+	install uninstall clean help FORCE \
+	check-docs check-examples dist dist-check dist-check-deb
 
 all: module userspace
 
@@ -159,11 +160,21 @@ $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
 		-o $@ $(PRELOAD_OBJS) $(LIB_PICOBJS)
 	ln -sfn $(@F) build/lib/libtofutex-pthread.so.$(SOVERSION)
 
-# Dynamic, as the programs it starts: it finds the library in ../lib.
-$(RUN_BIN): lib/pthread/tofutex-run.c
+# Dynamic, as the programs it starts. It finds the library relative to
+# its own location (the path from BINDIR to LIBDIR, then ../lib for the
+# build tree), then at LIBDIR (lib/pthread/tofutex-run.c); both are built
+# in, so a change of LIBDIR or BINDIR rebuilds it (RUN_PATHS changes only
+# when they do).
+RUN_PATHS := build/bin/.tofutex-run-paths
+RUN_RELDIR = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
+$(RUN_PATHS): FORCE
+	@mkdir -p $(@D)
+	@echo 'LIBDIR=$(LIBDIR) BINDIR=$(BINDIR)' | cmp -s - $@ 2>/dev/null || \
+		echo 'LIBDIR=$(LIBDIR) BINDIR=$(BINDIR)' >$@
+$(RUN_BIN): lib/pthread/tofutex-run.c lib/tofutex.h $(RUN_PATHS) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -DTOFUTEX_RUN_LIBDIR='"$(LIBDIR)"' \
-		$(LDFLAGS) -o $@ $<
+		-DTOFUTEX_RUN_RELDIR='"$(RUN_RELDIR)"' $(LDFLAGS) -o $@ $<
 
 build/tests/obj/%.o: tests/%.c | $(UAPI_LINK)
 	@mkdir -p $(@D)
@@ -204,7 +215,41 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 check: lint-man
 	@tests/lint-tree.sh
 	@tests/deps.sh all
+	+@tests/docs.sh docs
+	+@tests/docs.sh examples
+	+@tests/docs.sh dist-check
 	+@$(QEMU_ENV) $(RUN) check $(KVERS)
+
+# The documentation and the release, checked on this host (tests/docs.sh):
+# README.md's C blocks and tofutex(3)'s example compile and run, the make
+# targets the documents show exist, the versions agree; <tofutex.h> under
+# strict C99 and C++11, examples/ built and run against a staged install;
+# the tarball of `make dist` builds (lib, examples; deb: dist-check-deb).
+check-docs: lib man
+	@tests/deps.sh docs
+	+@tests/docs.sh docs
+check-examples: lib man
+	@tests/deps.sh docs
+	+@tests/docs.sh examples
+dist-check:
+	@tests/deps.sh docs
+	+@tests/docs.sh dist-check
+dist-check-deb:
+	@tests/deps.sh deb
+	+@tests/docs.sh dist-deb
+
+# The release tarball: the files git tracks (with their working-tree
+# contents), under tofutex-$(VERSION)/, reproducible (sorted, owner 0,
+# the last commit's time). It builds without git: make lib, make deb.
+DIST := build/tofutex-$(VERSION).tar.gz
+dist:
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || \
+		{ echo "dist: needs a git checkout (the tarball holds the files git tracks)" >&2; exit 1; }
+	@mkdir -p build
+	@git ls-files -z | tar --null -T - --transform 's,^,tofutex-$(VERSION)/,' \
+		--sort=name --owner=0 --group=0 --numeric-owner \
+		--mtime=@$$(git log -1 --format=%ct) -cf - | gzip -n9 >$(DIST)
+	@echo "dist: $(DIST) ($$(tar -tzf $(DIST) | grep -vc '/$$') files)"
 
 # A kernel that is not an installed Debian one, e.g. a debug build:
 #   make check-kernel KIMAGE=/path/bzImage KDIR=/path/tree [KNAME=debug]

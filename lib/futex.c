@@ -40,6 +40,9 @@ static long tofutex_futex(uint32_t *uaddr, int op, uint32_t val,
 	return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
 }
 
+bool tofutex__futex_counting;
+uint64_t tofutex__futex_waits;
+
 int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 			const struct tofutex__deadline *dl, uint64_t poll_ns)
 {
@@ -60,6 +63,8 @@ int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 		if (dl->clock == CLOCK_REALTIME)
 			op |= FUTEX_CLOCK_REALTIME;
 	}
+	if (__builtin_expect(tofutex__futex_counting, 0))
+		__atomic_fetch_add(&tofutex__futex_waits, 1, __ATOMIC_RELAXED);
 	if (tofutex_futex(addr, op, val, tsp, NULL, FUTEX_BITSET_MATCH_ANY))
 		err = errno;
 	errno = saved_errno;

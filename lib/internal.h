@@ -192,6 +192,13 @@ TOFUTEX_HIDDEN int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 				       uint64_t poll_ns);
 TOFUTEX_HIDDEN int tofutex__futex_wake(uint32_t *addr, int count);
 /*
+ * futex.c: the number of futex(2) waits, counted only while
+ * tofutex__futex_counting is set (by the preload's TOFUTEX_RUN_STATS), so
+ * that no other program pays for a shared counter.
+ */
+extern bool tofutex__futex_counting TOFUTEX_HIDDEN;
+extern uint64_t tofutex__futex_waits TOFUTEX_HIDDEN;
+/*
  * futex.c: while *@addr == @val, wake one waiter of @addr and move the
  * others onto @lock_addr (FUTEX_CMP_REQUEUE); EAGAIN when *@addr changed.
  */

@@ -12,6 +12,9 @@
  * CLOCK_REALTIME); tofutex_wait() and tofutex_swap() take CLOCK_MONOTONIC,
  * as futex(2) waits do; every *clock* function takes CLOCK_MONOTONIC or
  * CLOCK_REALTIME explicitly. Realtime deadlines follow clock_settime().
+ *
+ * The header is valid C99 and later (also with -pedantic, without
+ * _GNU_SOURCE or _POSIX_C_SOURCE) and C++11 and later.
  */
 #ifndef TOFUTEX_H
 #define TOFUTEX_H
@@ -25,6 +28,31 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The version of this header; tofutex_library_version() returns the
+ * version of the library a program runs with, in the same encoding as
+ * TOFUTEX_VERSION_NUMBER, so that a program can require one at least:
+ *   tofutex_library_version() >= TOFUTEX_MAKE_VERSION(0, 1, 0)
+ */
+#define TOFUTEX_VERSION_MAJOR	0
+#define TOFUTEX_VERSION_MINOR	1
+#define TOFUTEX_VERSION_PATCH	0
+#define TOFUTEX_VERSION_STRING	"0.1.0"
+#define TOFUTEX_MAKE_VERSION(major, minor, patch) \
+	(((unsigned long)(major) << 16) | ((unsigned long)(minor) << 8) | \
+	 (unsigned long)(patch))
+#define TOFUTEX_VERSION_NUMBER \
+	TOFUTEX_MAKE_VERSION(TOFUTEX_VERSION_MAJOR, TOFUTEX_VERSION_MINOR, \
+			     TOFUTEX_VERSION_PATCH)
+unsigned long tofutex_library_version(void);
+
+/*
+ * Strict ISO C's <time.h> (-std=c99) does not declare struct timespec:
+ * declared here, so that the prototypes below name the same struct as
+ * the caller's <time.h> does when it declares one.
+ */
+struct timespec;
 
 /*
  * A throughput-optimised robust mutex: one 32-bit lock word (see
@@ -67,7 +95,11 @@ typedef struct {
 	tofutex_mutex_t *mutex;
 } tofutex_cond_t;
 
+#ifdef __cplusplus
+#define TOFUTEX_COND_INITIALIZER { 0, 0, 0, nullptr }
+#else
 #define TOFUTEX_COND_INITIALIZER { 0, 0, 0, 0 }
+#endif
 
 int tofutex_cond_init(tofutex_cond_t *c);
 int tofutex_cond_destroy(tofutex_cond_t *c);

@@ -14,6 +14,8 @@
 #            default KDIR
 #   man      groff and mandoc: `make lint-man` (run by `make check`)
 #   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
+#   docs     the compilers, pkg-config and CMake: `make check-docs`,
+#            `make check-examples` (run by `make check`)
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing.
@@ -40,7 +42,9 @@ all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
-     sysbench stress-ng pigz memcached libmemcached-tools)
+     sysbench stress-ng pigz memcached libmemcached-tools
+     cmake pkg-config)
+docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
@@ -62,7 +66,8 @@ for g in "$@"; do
 	headers) want+=("${headers[@]}") ;;
 	man) want+=("${man[@]}") ;;
 	deb) want+=("${deb[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb)" >&2; exit 2 ;;
+	docs) want+=("${docs[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb, docs)" >&2; exit 2 ;;
 	esac
 done
 

@@ -107,6 +107,7 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	};
 	struct tfx_depth d = { .m = m };
 
+	tfx_stats_cond_wait();
 	/*
 	 * The depth is the owner's: whoever takes the mutex while we wait
 	 * must find none, and we find ours again after the relock.
@@ -122,6 +123,7 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
 	/* glibc validates @attr, zeroes the object and sets __wrefs. */
+	tfx_stats_cond_init(attr);
 	return tfx_glibc()->cond_init(c, attr);
 }
 

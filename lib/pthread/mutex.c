@@ -185,6 +185,7 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
 	/* glibc validates @attr and writes a zeroed object: see preload.h. */
+	tfx_stats_mutex_init(attr);
 	return tfx_glibc()->mutex_init(m, attr);
 }
 

@@ -45,6 +45,7 @@
 #include <pthread.h>
 
 #include "../mutex.h"
+#include "stats.h"
 
 /* glibc's functions, for the objects that stay glibc's (real.c). */
 struct tfx_real {

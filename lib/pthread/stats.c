@@ -1,18 +1,35 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libtofutex-pthread - TOFUTEX_RUN_STATS=1: one line on stderr when the
- * process exits, with the process's tofutex statistics (tofutex_stats(),
- * TOFUTEX_STATS_PROCESS; see tofutex(4)), so that a run under
- * tofutex-run(1) shows whether its locks went through the module:
+ * libtofutex-pthread - TOFUTEX_RUN_STATS: one line per process at exit,
+ * naming the program, so that a run under tofutex-run(1) shows whether
+ * and how its locks went through tofutex:
  *
- *   tofutex-run: pid 123 backend=module lock=.. unlock=.. spins=..
- *                sleeps=.. steals=.. handoffs=.. owner_deaths=..
- *                timeouts=.. wait=.. wake=..
+ *   tofutex-run: sort[123] backend=futex mutex_inits=3 cond_inits=1
+ *                cond_waits=20 futex_waits=80
+ *   tofutex-run: sort[123] backend=module mutex_inits=.. cond_inits=..
+ *                cond_waits=.. lock=.. unlock=.. spins=.. sleeps=..
+ *                steals=.. handoffs=.. owner_deaths=.. timeouts=..
+ *                wait=.. wake=..
  *
- * (one line). On the futex backend there are no kernel statistics; the
- * line says backend=futex. The line is written with one write(2), so
- * that the lines of several processes sharing stderr do not interleave.
+ * (one line each). mutex_inits and cond_inits count the objects of ours
+ * set up with pthread_mutex_init() and pthread_cond_init() (static
+ * initialisers are not seen), cond_waits the waits on ours; on the
+ * module backend the rest are the kernel's statistics for the process
+ * (tofutex_stats(), TOFUTEX_STATS_PROCESS; see tofutex(4)), on the futex
+ * backend futex_waits counts the futex(2) waits of its locks and
+ * condition variables.
+ *
+ * Where it goes: TOFUTEX_RUN_STATS=1, standard error as it was when the
+ * library was loaded (a duplicate taken then, since programs such as
+ * sort(1) close stderr before their exit handlers end); any other value
+ * is a file the line is appended to. Read with secure_getenv(): a
+ * set-ID program never writes a file named by its caller. The line is
+ * written with one write(2), so that the lines of several processes
+ * sharing a file or a pipe do not interleave.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,43 +37,93 @@
 
 #include "preload.h"
 
-static void tfx_stats_print(void)
+struct tfx_stats tfx_stats;
+static int tfx_stats_fd = -1;
+
+bool tfx_stats_mutexattr_ours(const pthread_mutexattr_t *attr)
+{
+	int v;
+
+	if (!attr)
+		return true;
+	if (pthread_mutexattr_getpshared(attr, &v) || v != PTHREAD_PROCESS_PRIVATE)
+		return false;
+	if (pthread_mutexattr_getrobust(attr, &v) || v != PTHREAD_MUTEX_STALLED)
+		return false;
+	return !pthread_mutexattr_getprotocol(attr, &v) && v == PTHREAD_PRIO_NONE;
+}
+
+bool tfx_stats_condattr_ours(const pthread_condattr_t *attr)
+{
+	int v;
+
+	return !attr || (!pthread_condattr_getpshared(attr, &v) &&
+			 v == PTHREAD_PROCESS_PRIVATE);
+}
+
+/* The backend's part of the line: the kernel's counts, or futex(2)'s. */
+static int tfx_stats_backend(char *buf, size_t len)
 {
 	struct tofutex_stats st;
-	char line[512];
-	int n, err;
+	int err;
 
+	if (tofutex_backend() == TOFUTEX_BACKEND_FUTEX)
+		return snprintf(buf, len, "backend=futex futex_waits=%llu",
+				(unsigned long long)__atomic_load_n(
+					&tofutex__futex_waits, __ATOMIC_RELAXED));
 	err = tofutex_stats(TOFUTEX_STATS_PROCESS, &st);
-	if (err) {
-		n = snprintf(line, sizeof(line),
-			     "tofutex-run: pid %d backend=%s (no statistics: %s)\n",
-			     (int)getpid(),
-			     tofutex_backend() == TOFUTEX_BACKEND_FUTEX ?
-			     "futex" : "module", strerror(err));
-	} else {
-		n = snprintf(line, sizeof(line),
-			     "tofutex-run: pid %d backend=module lock=%llu unlock=%llu spins=%llu sleeps=%llu steals=%llu handoffs=%llu owner_deaths=%llu timeouts=%llu wait=%llu wake=%llu\n",
-			     (int)getpid(),
-			     (unsigned long long)st.lock_calls,
-			     (unsigned long long)st.unlock_calls,
-			     (unsigned long long)st.spins,
-			     (unsigned long long)st.sleeps,
-			     (unsigned long long)st.steals,
-			     (unsigned long long)st.handoffs,
-			     (unsigned long long)st.owner_deaths,
-			     (unsigned long long)st.timeouts,
-			     (unsigned long long)st.wait_calls,
-			     (unsigned long long)st.wake_calls);
-	}
+	if (err)
+		return snprintf(buf, len, "backend=module (no statistics: %s)",
+				strerror(err));
+	return snprintf(buf, len,
+			"backend=module lock=%llu unlock=%llu spins=%llu sleeps=%llu steals=%llu handoffs=%llu owner_deaths=%llu timeouts=%llu wait=%llu wake=%llu",
+			(unsigned long long)st.lock_calls,
+			(unsigned long long)st.unlock_calls,
+			(unsigned long long)st.spins,
+			(unsigned long long)st.sleeps,
+			(unsigned long long)st.steals,
+			(unsigned long long)st.handoffs,
+			(unsigned long long)st.owner_deaths,
+			(unsigned long long)st.timeouts,
+			(unsigned long long)st.wait_calls,
+			(unsigned long long)st.wake_calls);
+}
+
+static void tfx_stats_print(void)
+{
+	char backend[384], line[640];
+	int n;
+
+	if (tfx_stats_backend(backend, sizeof(backend)) < 0)
+		return;
+	n = snprintf(line, sizeof(line),
+		     "tofutex-run: %s[%d] %s mutex_inits=%llu cond_inits=%llu cond_waits=%llu\n",
+		     program_invocation_short_name, (int)getpid(), backend,
+		     (unsigned long long)tfx_stats.mutex_inits,
+		     (unsigned long long)tfx_stats.cond_inits,
+		     (unsigned long long)tfx_stats.cond_waits);
 	if (n > 0)
-		(void)!write(STDERR_FILENO, line,
+		(void)!write(tfx_stats_fd, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-__attribute__((constructor)) static void tfx_stats_init(void)
+__attribute__((constructor)) static void tfx_stats_start(void)
 {
-	const char *env = getenv("TOFUTEX_RUN_STATS");
+	const char *env = secure_getenv("TOFUTEX_RUN_STATS");
 
-	if (env && strcmp(env, "1") == 0)
-		atexit(tfx_stats_print);
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	if (!strcmp(env, "1"))
+		tfx_stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	else
+		tfx_stats_fd = open(env, O_WRONLY | O_APPEND | O_CREAT |
+				    O_CLOEXEC | O_NOCTTY, 0644);
+	if (tfx_stats_fd < 0) {
+		fprintf(stderr, "tofutex-run: TOFUTEX_RUN_STATS=%s: %s; no statistics\n",
+			env, strerror(errno));
+		return;
+	}
+	tfx_stats.on = true;
+	__atomic_store_n(&tofutex__futex_counting, true, __ATOMIC_RELAXED);
+	atexit(tfx_stats_print);
 }

@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tofutex-run CMD [ARGS...] - run a program with its pthread mutexes and
- * condition variables on tofutex: exec CMD with libtofutex-pthread.so
+ * tofutex-run [--] CMD [ARGS...] - run a program with its pthread mutexes
+ * and condition variables on tofutex: exec CMD with libtofutex-pthread.so
  * first in LD_PRELOAD. See tofutex-run(1).
  *
- * The library is looked for next to this program (../lib relative to its
- * directory, which is where `make` puts both in build/ and where
- * `make install` puts them with the default LIBDIR), then at the LIBDIR it
- * was installed to; TOFUTEX_RUN_LIBRARY overrides both.
+ * The library is looked for, in this order: TOFUTEX_RUN_LIBRARY; relative
+ * to this program's own location, at the path from the install's BINDIR
+ * to its LIBDIR (TOFUTEX_RUN_RELDIR, e.g. ../lib/x86_64-linux-gnu), so
+ * that an installed tree that was moved as a whole still works; ../lib
+ * (the build tree, where `make` puts both); then the absolute LIBDIR of
+ * the build (TOFUTEX_RUN_LIBDIR). The Makefile rebuilds this program when
+ * LIBDIR or BINDIR change.
  *
- * A statically linked CMD has no dynamic linker to read LD_PRELOAD: it
- * would silently keep glibc's locks. tofutex-run looks at CMD's program
- * headers and, for an ELF executable without PT_INTERP, says so and runs
- * it anyway (its exit status is CMD's).
+ * The dynamic linker ignores LD_PRELOAD for a statically linked CMD (no
+ * dynamic linker at all) and, with a path, for one that runs in secure-
+ * execution mode (set-user-ID or set-group-ID to someone else, or with
+ * file capabilities): the program would silently keep glibc's locks.
+ * tofutex-run says so on stderr and runs it anyway (its exit status is
+ * CMD's).
  */
 #include <elf.h>
 #include <errno.h>
@@ -23,10 +28,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+#include <tofutex.h>
 
 #ifndef TOFUTEX_RUN_LIBDIR
 #define TOFUTEX_RUN_LIBDIR "/usr/local/lib"
+#endif
+#ifndef TOFUTEX_RUN_RELDIR
+#define TOFUTEX_RUN_RELDIR "../lib"
 #endif
 #define TOFUTEX_RUN_SONAME "libtofutex-pthread.so.0"
 
@@ -84,51 +96,116 @@ static bool is_static_elf(const char *file)
 	return !interp;
 }
 
+/*
+ * Why the dynamic linker would ignore LD_PRELOAD for @file run by us
+ * (secure-execution mode), or NULL.
+ */
+static const char *secure_exec_reason(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st) != 0)
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return "is set-user-ID";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+	    st.st_gid != getegid())
+		return "is set-group-ID";
+	if (getuid() != 0 &&
+	    getxattr(file, "security.capability", NULL, 0) >= 0)
+		return "has file capabilities";
+	return NULL;
+}
+
+/* @dir/@name in @buf if it is readable; else NULL. */
+static const char *try_library(const char *dir, char *buf, size_t len)
+{
+	if (snprintf(buf, len, "%s/%s", dir, TOFUTEX_RUN_SONAME) >= (int)len)
+		return NULL;
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
 /* The preload library's path, in @buf; NULL when there is none. */
 static const char *find_library(char *buf, size_t len)
 {
 	const char *env = getenv("TOFUTEX_RUN_LIBRARY");
-	char self[PATH_MAX];
+	char self[PATH_MAX], dir[PATH_MAX], *bindir;
+	const char *rel[] = { TOFUTEX_RUN_RELDIR, "../lib" };
 	ssize_t n;
+	size_t i;
 
 	if (env && *env)
 		return env;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
-		if (snprintf(buf, len, "%s/../lib/%s", dirname(self),
-			     TOFUTEX_RUN_SONAME) < (int)len &&
-		    access(buf, R_OK) == 0)
-			return buf;
+		bindir = dirname(self);
+		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+			if (snprintf(dir, sizeof(dir), "%s/%s", bindir,
+				     rel[i]) < (int)sizeof(dir) &&
+			    try_library(dir, buf, len))
+				return buf;
 	}
-	snprintf(buf, len, "%s/%s", TOFUTEX_RUN_LIBDIR, TOFUTEX_RUN_SONAME);
-	return access(buf, R_OK) == 0 ? buf : NULL;
+	return try_library(TOFUTEX_RUN_LIBDIR, buf, len);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--] CMD [ARGS...]\n"
+		"       %s --help | --version\n"
+		"Runs CMD with its pthread mutexes and condition variables on tofutex\n"
+		"(LD_PRELOAD=%s).\n"
+		"  TOFUTEX_RUN_STATS=1     each process prints its lock statistics at exit\n"
+		"  TOFUTEX_RUN_STATS=FILE  ... appends them to FILE instead\n"
+		"  TOFUTEX_BACKEND=futex   use futex(2) even when /dev/tofutex exists\n"
+		"  TOFUTEX_RUN_LIBRARY=SO  preload this library\n"
+		"See tofutex-run(1).\n",
+		prog, prog, TOFUTEX_RUN_SONAME);
 }
 
 int main(int argc, char **argv)
 {
 	char lib[PATH_MAX], cmd[PATH_MAX], *preload;
-	const char *old, *path;
+	const char *old, *path, *why;
+	int first = 1;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fprintf(argc < 2 ? stderr : stdout,
-			"usage: %s CMD [ARGS...]\n"
-			"Runs CMD with its pthread mutexes and condition variables on tofutex\n"
-			"(LD_PRELOAD=%s). TOFUTEX_RUN_STATS=1: each process prints its\n"
-			"tofutex statistics at exit. See tofutex-run(1).\n",
-			prog, TOFUTEX_RUN_SONAME);
-		return argc < 2 ? 2 : 0;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		printf("tofutex-run (tofutex) %s\n", TOFUTEX_VERSION_STRING);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--"))
+		first = 2;
+	else if (argc > 1 && argv[1][0] == '-') {
+		fprintf(stderr, "%s: unknown option %s (a command whose name starts with '-' goes after --)\n",
+			prog, argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	if (first >= argc) {
+		usage(stderr);
+		return 2;
 	}
 	path = find_library(lib, sizeof(lib));
 	if (!path) {
-		fprintf(stderr, "%s: %s not found in %s (set TOFUTEX_RUN_LIBRARY)\n",
-			prog, TOFUTEX_RUN_SONAME, TOFUTEX_RUN_LIBDIR);
+		fprintf(stderr, "%s: %s is neither in %s nor next to %s (set TOFUTEX_RUN_LIBRARY)\n",
+			prog, TOFUTEX_RUN_SONAME, TOFUTEX_RUN_LIBDIR, prog);
 		return 127;
 	}
-	if (find_cmd(argv[1], cmd, sizeof(cmd)) && is_static_elf(cmd))
-		fprintf(stderr,
-			"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions; it runs on glibc's locks\n",
-			prog, cmd);
+	if (find_cmd(argv[first], cmd, sizeof(cmd))) {
+		if (is_static_elf(cmd))
+			fprintf(stderr,
+				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions; it runs on glibc's locks\n",
+				prog, cmd);
+		else if ((why = secure_exec_reason(cmd)))
+			fprintf(stderr,
+				"%s: %s %s: the dynamic linker ignores LD_PRELOAD for it; it runs on glibc's locks\n",
+				prog, cmd, why);
+	}
 
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
@@ -145,7 +222,7 @@ int main(int argc, char **argv)
 		perror(prog);
 		return 127;
 	}
-	execvp(argv[1], argv + 1);
-	fprintf(stderr, "%s: %s: %s\n", prog, argv[1], strerror(errno));
+	execvp(argv[first], argv + first);
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[first], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
 }
