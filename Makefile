@@ -102,7 +102,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 	check-native bench-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
-	check-docs check-examples dist dist-check dist-check-deb
+	check-docs check-examples dist dist-check dist-check-deb deps-undo
 
 all: module userspace
 
@@ -113,8 +113,18 @@ deps:
 deps-build:
 	@tests/deps.sh build $(if $(filter command line environment,$(origin KDIR)),,headers)
 
+# Says which kernel the module is for, and warns when that is not the
+# running one (the usual case on a host without the running kernel's
+# headers: KDIR falls back to the newest installed build tree).
 module: deps-build
-	@tests/qemu/build-module.sh '$(KDIR)' '$(MODULE_W)' | sed 's|^$(TOP)/|module: |'
+	@ko=$$(tests/qemu/build-module.sh '$(KDIR)' '$(MODULE_W)') && \
+	kver=$$(tests/qemu/kernels.sh kver '$(KDIR)') && \
+	echo "module: $${ko#$(TOP)/}, built for kernel $$kver" && \
+	if [ "$$kver" != "$$(uname -r)" ]; then \
+		echo "module: warning: the running kernel is $$(uname -r), not $$kver; this module cannot be loaded here." >&2; \
+		echo "  For the running kernel install its headers (apt-get install linux-headers-$$(uname -r))," >&2; \
+		echo "  then make module, or make dkms-install. libtofutex works without it (futex backend)." >&2; \
+	fi
 
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
@@ -294,7 +304,10 @@ bench:
 	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
 		$(RUN) bench $(KVERS)
 
-check-host: deps-build
+# /dev/tofutex first: nothing to build when there is no module to test.
+check-host:
+	@test -c /dev/tofutex || { echo "check-host: /dev/tofutex is missing: load the module first (modprobe tofutex; README.md, Quick start)" >&2; exit 1; }
+	@tests/deps.sh build
 	+@$(RUN) check-host
 
 # The library suites on this machine with the futex backend (no module,
@@ -302,7 +315,9 @@ check-host: deps-build
 check-native: deps-build
 	+@$(RUN) check-native
 
-bench-host: deps-build
+bench-host:
+	@test -c /dev/tofutex || { echo "bench-host: /dev/tofutex is missing: load the module first (modprobe tofutex)" >&2; exit 1; }
+	@tests/deps.sh build
 	+@$(RUN) bench-host
 
 # bench_cond and bench_lock on this machine without the module: libtofutex
@@ -421,32 +436,67 @@ uninstall:
 clean:
 	rm -rf build
 
+deps-undo:
+	@tests/deps.sh undo
+
+# Every target and every variable a user may set. tests/docs.sh checks
+# that each `make TARGET` README.md and HACKING.md show is listed here.
 help:
-	@echo 'make                 module for KDIR (default: $(KDIR)),'
-	@echo '                     libtofutex, tests and benchmarks, in build/'
-	@echo 'make check           tests in QEMU on every installed Debian 6.1/6.12 kernel'
-	@echo '                     (KVERS="6.1 6.12.117+deb12-amd64" to choose)'
-	@echo 'make bench           benchmarks in a QEMU guest (KVERS=6.1 to choose); tables,'
-	@echo '                     charts and build/bench/<kernel>/report.md'
-	@echo 'make check-kernel KIMAGE=bzImage KDIR=tree [KNAME=name]'
-	@echo '                     tests in QEMU on any kernel image and build tree'
-	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
-	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
-	@echo 'make check-native    library suites on this host, futex backend (no module)'
-	@echo 'make bench-native    bench_cond, bench_lock on this host, futex backend'
-	@echo 'make bench-host      benchmarks on this host'
-	@echo 'make lint-kernel     checkpatch.pl on the module sources'
-	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
-	@echo '                     (private DKMS trees; the system is untouched)'
-	@echo 'make dkms-install     install the module with DKMS (running kernel or KVERS)'
-	@echo 'make dkms-uninstall  dkms remove it again'
-	@echo 'make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
-	@echo 'make deb-check       build, install, dkms status, pkg-config build, guest'
-	@echo '                     boot of the package-built module, purge'
-	@echo 'make lint-man        groff -ww and mandoc -Tlint on the manual pages'
-	@echo 'make install         library, headers, pkg-config file, man pages'
-	@echo '                     (PREFIX=$(PREFIX), DESTDIR=)'
-	@echo 'make deps            install the Debian packages all of this needs'
-	@echo 'make clean           remove build/'
-	@echo 'Variables: KAPPEND (guest kernel command line), QEMU_TIMEOUT (s), QEMU_ACCEL,'
-	@echo '           VERBOSE=1 (guest console on the terminal), MODULE_W (W= for Kbuild)'
+	@echo 'Build (into build/; lib and install need only a C compiler and make):'
+	@echo '  make                 module (for KDIR) + lib + tests + benchmarks'
+	@echo '  make lib             libtofutex, libtofutex-pthread.so, tofutex-run'
+	@echo '  make module          the module for KDIR; says for which kernel'
+	@echo '  make userspace       lib + test programs + benchmark programs'
+	@echo '  make man             the manual pages, staged in build/man'
+	@echo '  make install         library, headers, pkg-config file, tofutex-run, man pages'
+	@echo '  make uninstall       remove what make install installed'
+	@echo '  make dist            build/tofutex-$(VERSION).tar.gz (the files git tracks)'
+	@echo '  make clean           remove build/'
+	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
+	@echo '  make check-native    library suites on this host, futex backend (seconds, no root)'
+	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
+	@echo '                       in QEMU on each installed Debian 6.1/6.12 kernel'
+	@echo '  make check-docs      README C blocks, tofutex(3) example, documented targets, versions'
+	@echo '  make check-examples  <tofutex.h> in C99/C++11, examples/ built and run, tofutex-run'
+	@echo '  make dist-check      make lib + check-examples in the unpacked tarball'
+	@echo '  make dist-check-deb  make deb in the unpacked tarball'
+	@echo '  make check-kernel    tests in QEMU on any kernel: KIMAGE=bzImage KDIR=tree [KNAME=]'
+	@echo '  make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
+	@echo '  make check-host      tests on this host (needs /dev/tofutex: modprobe tofutex)'
+	@echo '  make lint-man        groff -ww and mandoc -Tlint on the manual pages'
+	@echo '  make lint-kernel     checkpatch.pl on the module sources'
+	@echo 'Benchmark:'
+	@echo '  make bench           benchmarks in a QEMU guest; build/bench/<kernel>/report.md'
+	@echo '  make bench-native    bench_cond, bench_lock on this host, futex backend'
+	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
+	@echo 'Packages and installation of the module:'
+	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
+	@echo '  make deb-check       build, install, dkms status, pkg-config build, guest boot, purge'
+	@echo '  make dkms-install    the module with DKMS for the running kernel (or KVERS)'
+	@echo '  make dkms-uninstall  remove it again'
+	@echo '  make dkms-check      dkms add/build/install/remove per kernel, private DKMS trees'
+	@echo '  make deps            install the Debian packages all of this needs'
+	@echo '  make deps-undo       purge what the dependency step installed, drop its APT source'
+	@echo '  make help            this list'
+	@echo 'Variables (make VAR=value, or the environment):'
+	@echo '  PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) BINDIR=$(BINDIR)'
+	@echo '  INCLUDEDIR=$(INCLUDEDIR) MANDIR=$(MANDIR) PKGCONFIGDIR=$(PKGCONFIGDIR)'
+	@echo '  DESTDIR              staging root for make install/uninstall'
+	@echo '  CC, AR, CFLAGS (-O2), CPPFLAGS, LDFLAGS'
+	@echo '  KDIR                 kernel build tree for make module (default: running kernel, else newest)'
+	@echo '  MODULE_W             W= for Kbuild (default 1; any warning fails)'
+	@echo '  KVERS                kernels to boot or to build for, e.g. "6.1 6.12" (default: all installed)'
+	@echo '  TESTS                only these test programs, e.g. "test_lock test_device"'
+	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
+	@echo '  TEST_TIMEOUT         seconds per program in the guest'
+	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
+	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
+	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
+	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
+	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
+	@echo '  KIMAGE, KNAME        kernel image and label for check-kernel and bench'
+	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
+	@echo '  QEMU_TIMEOUT         seconds per guest (600 check, 3600 bench)'
+	@echo '  VERBOSE=1            guest console on the terminal as well'
+	@echo '  DEBUG_TEST_ENV, DEBUG_NONE_FUZZ_SECONDS, DEBUG_QEMU_TIMEOUT  make check-debug'
+	@echo '  TOFUTEX_CACHE        where make check-debug keeps the debug kernel'

@@ -18,7 +18,16 @@
 #            `make check-examples` (run by `make check`)
 #
 # When something is missing and it cannot install (not root, no apt-get),
-# it stops and names what is missing.
+# it stops and names what is missing. Before it installs anything it
+# prints what it will change on this host: the packages it asks for, how
+# many packages apt-get will install or upgrade with them, and for `all`
+# the APT source and pin it adds. It records the packages it installed
+# and the files it added in /var/lib/tofutex/deps (TOFUTEX_DEPS_STATE);
+#
+#   tests/deps.sh undo   (make deps-undo)
+#
+# purges those packages (apt-get purge, then autoremove) and removes the
+# APT source and pin; a package that was installed before is not touched.
 #
 # QEMU comes from Debian 12's backports suite (QEMU 10): the guests run
 # their vCPUs in parallel host threads (-accel tcg,thread=multi), and QEMU
@@ -55,6 +64,27 @@ qemu_pkg=qemu-system-x86
 qemu_min_major=10
 backports_list=/etc/apt/sources.list.d/tofutex-bookworm-backports.sources
 backports_pin=/etc/apt/preferences.d/tofutex-bookworm-backports
+
+state=${TOFUTEX_DEPS_STATE:-/var/lib/tofutex/deps}
+
+if [ "${1-}" = undo ]; then
+	[ "$(id -u)" = 0 ] || { echo "deps.sh: undo needs root" >&2; exit 1; }
+	if [ -s "$state/packages" ]; then
+		mapfile -t pkgs < <(sort -u "$state/packages")
+		echo "deps.sh: purging what tests/deps.sh installed: ${pkgs[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get purge -y "${pkgs[@]}"
+		DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y
+	else
+		echo "deps.sh: no packages recorded in $state/packages"
+	fi
+	if [ -e "$backports_list" ] || [ -e "$backports_pin" ]; then
+		echo "deps.sh: removing $backports_list and $backports_pin"
+		rm -f "$backports_list" "$backports_pin"
+		apt-get update
+	fi
+	rm -rf "$state"
+	exit 0
+fi
 
 [ $# -gt 0 ] || set -- all
 want=()
@@ -113,6 +143,15 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+mkdir -p "$state"
+echo "deps.sh: this installs on this host, with apt-get:"
+[ ${#missing[@]} -eq 0 ] || echo "  ${missing[*]}"
+if [ $qemu_missing = 1 ]; then
+	echo "  $qemu_pkg from bookworm-backports (QEMU $qemu_min_major), with the APT source"
+	echo "  $backports_list and the pin $backports_pin (priority 100:"
+	echo "  nothing else comes from backports unless QEMU needs it)"
+fi
+echo "  (undo: tests/deps.sh undo, or make deps-undo)"
 if [ $qemu_missing = 1 ] && [ ! -e "$backports_list" ]; then
 	cat >"$backports_list" <<-'EOS'
 	# Added by tofutex tests/deps.sh: QEMU 10 for parallel guest vCPUs.
@@ -130,9 +169,23 @@ if [ $qemu_missing = 1 ] && [ ! -e "$backports_list" ]; then
 	EOS
 fi
 apt-get update
-[ ${#missing[@]} -eq 0 ] ||
+# count ARGS...: what `apt-get install ARGS` would install and upgrade.
+count() {
+	local sim
+
+	sim=$(apt-get install -s --no-install-recommends "$@" 2>/dev/null || true)
+	echo "deps.sh: apt-get will install $(grep -c '^Inst [^ ]* (' <<<"$sim" || true) packages and upgrade $(grep -c '^Inst [^ ]* \[' <<<"$sim" || true) for: $*"
+}
+if [ ${#missing[@]} -gt 0 ]; then
+	count "${missing[@]}"
 	apt-get install -y --no-install-recommends "${missing[@]}"
+	printf '%s\n' "${missing[@]}" >>"$state/packages"
+fi
 if [ $qemu_missing = 1 ]; then
+	count -t bookworm-backports "$qemu_pkg"
+	had_qemu=0
+	dpkg-query -W -f='${Status}' "$qemu_pkg" 2>/dev/null | grep -q 'ok installed' && had_qemu=1
 	apt-get install -y --no-install-recommends -t bookworm-backports "$qemu_pkg"
+	[ $had_qemu = 1 ] || echo "$qemu_pkg" >>"$state/packages"
 	qemu_ok || { echo "deps.sh: $qemu_pkg >= $qemu_min_major did not install" >&2; exit 1; }
 fi

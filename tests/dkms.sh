@@ -12,10 +12,12 @@
 # under a temporary directory (--dkmstree, --sourcetree, --installtree,
 # --no-depmod), so the system's DKMS state and /lib/modules are untouched.
 #
-# install: the real thing, for a host that can load modules: the module
-# sources (only what DKMS needs) go to /usr/src/tofutex-<version>, then
-# dkms install for each kernel (default: the running one), and
-# /etc/modules-load.d/tofutex.conf loads the module at boot.
+# install: the real thing, for a host that can load modules: checks that
+# each kernel (default: the running one) has its headers, then the module
+# sources (only what DKMS needs) go to /usr/src/tofutex-<version>, dkms
+# install for each kernel, and /etc/modules-load.d/tofutex.conf loads the
+# module at boot. When a build fails, the DKMS entry and the sources are
+# removed again.
 #
 # uninstall: dkms remove --all, delete /usr/src/tofutex-<version> and the
 # modules-load.d entry.
@@ -107,22 +109,40 @@ check)
 	;;
 install)
 	src=/usr/src/tofutex-$version
+	if [ $# -eq 0 ]; then
+		set -- "$(uname -r)"
+	fi
+	# Every kernel's headers first: a failure must leave nothing behind.
+	for k in "$@"; do
+		[ -d "/lib/modules/$k/build" ] || die "no headers for kernel $k (/lib/modules/$k/build).
+  Install them (Debian/Ubuntu: apt-get install linux-headers-$k; Fedora:
+  dnf install kernel-devel-$k), then run make dkms-install again. Until
+  then programs using libtofutex or tofutex-run work on futex(2)."
+	done
 	if dkms status -m tofutex -v "$version" | grep -q .; then
 		dkms remove -m tofutex -v "$version" --all
 	fi
 	rm -rf "$src"
 	copy_sources "$src"
+	undo() {
+		dkms remove -m tofutex -v "$version" --all >/dev/null 2>&1 || true
+		rm -rf "$src"
+		echo "dkms.sh: install failed; removed tofutex/$version from DKMS and $src again" >&2
+	}
+	trap undo ERR
 	dkms add -m tofutex -v "$version"
-	if [ $# -eq 0 ]; then
-		set -- "$(uname -r)"
-	fi
 	for k in "$@"; do
 		dkms install -m tofutex -v "$version" -k "$k"
 	done
+	trap - ERR
 	mkdir -p /etc/modules-load.d
 	printf '%s\n' '# tofutex: loaded at boot (make dkms-install)' tofutex \
 		>/etc/modules-load.d/tofutex.conf
 	echo "installed; loaded at boot from now on; load it now with: modprobe tofutex"
+	if command -v mokutil >/dev/null && mokutil --sb-state 2>/dev/null | grep -q 'enabled'; then
+		echo "Secure Boot is on: if modprobe says \"Key was rejected by service\", enrol DKMS's key"
+		echo "  (mokutil --import /var/lib/dkms/mok.pub, reboot, \"Enroll MOK\"); see README.md."
+	fi
 	;;
 uninstall)
 	if dkms status -m tofutex -v "$version" | grep -q .; then
