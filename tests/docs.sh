@@ -124,7 +124,7 @@ check_versions() {
 # The targets `make help` lists, one per line.
 help_targets() {
 	"$make" -C "$top" --no-print-directory help |
-		sed -n 's/^make \([a-z][a-z0-9-]*\).*/\1/p' | sort -u
+		sed -n 's/^ *make \([a-z][a-z0-9-]*\).*/\1/p' | sort -u
 }
 
 # The targets FILE shows in code (code blocks and `spans`): `make [VAR=x
