@@ -140,7 +140,8 @@ int tofutex_stats(uint32_t scope, struct tofutex_stats *out);
 /*
  * The process's descriptor for /dev/tofutex, opened on first use and again
  * in a child after fork(); a negative errno value when it cannot be opened
- * (ENOENT: the module is not loaded).
+ * (ENOENT: the module is not loaded; EACCES: no permission). The other
+ * functions do not need it: they then run on futex(2).
  */
 int tofutex_fd(void);
 

@@ -5,8 +5,8 @@
 # tests/deb.sh check [KVER...]  (make deb-check)
 #
 # build: the Debian packages, with Debian's tooling (debian/,
-# dpkg-buildpackage, dh-dkms): tofutex-dkms, libtofutex0, libtofutex-dev and
-# the source package, in build/deb/. dpkg-buildpackage writes its results
+# dpkg-buildpackage, dh-dkms): tofutex-dkms, libtofutex0, libtofutex-dev,
+# tofutex-run and the source package, in build/deb/. dpkg-buildpackage writes its results
 # next to the source directory, so it runs on a copy of the tree in
 # build/deb/src/ (the files git knows, tracked or not ignored; everything
 # but build/ outside a git checkout). Then lintian on the result: any
@@ -15,7 +15,7 @@
 #
 # check: build, then, as root on this host (it needs a Debian 12 host with
 # no tofutex package installed):
-#   1. install the three binary packages with apt-get;
+#   1. install the four binary packages with apt-get;
 #   2. `dkms status` must show tofutex installed for every kernel of
 #      tests/qemu/kernels.sh list (default; or the KVERs given), and each
 #      installed .ko must carry that kernel's vermagic;
