@@ -97,7 +97,7 @@ DESTDIR ?=
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
-.PHONY: all module userspace lib man test-bins bench-bins deps deps-build \
+.PHONY: all module userspace lib man test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
 	check-native bench-native \
 	dkms-check dkms-install dkms-uninstall \
@@ -112,6 +112,9 @@ deps:
 	@tests/deps.sh all
 deps-build:
 	@tests/deps.sh build $(if $(filter command line environment,$(origin KDIR)),,headers)
+# User space alone (tests, benchmarks, check-native): no kernel headers.
+deps-user:
+	@tests/deps.sh build
 
 # Says which kernel the module is for, and warns when that is not the
 # running one (the usual case on a host without the running kernel's
@@ -133,7 +136,7 @@ bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run
 # need only a C compiler and make, on any distribution: no dependency step.
-$(TEST_HELPER_OBJS) $(TEST_BINS) $(PRELOAD_TEST_BINS) $(BENCH_BINS): | deps-build
+$(TEST_HELPER_OBJS) $(TEST_BINS) $(PRELOAD_TEST_BINS) $(BENCH_BINS): | deps-user
 
 # <tofutex/uapi.h> is uapi/tofutex.h, as it is installed.
 $(UAPI_LINK):
@@ -202,7 +205,7 @@ build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
 # The real programs' guest helper (tests/programs/run.sh).
-build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-build
+build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-user
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
@@ -312,7 +315,7 @@ check-host:
 
 # The library suites on this machine with the futex backend (no module,
 # no QEMU); `make check` runs them too, before the guests.
-check-native: deps-build
+check-native: deps-user
 	+@$(RUN) check-native
 
 bench-host:
@@ -324,7 +327,7 @@ bench-host:
 # runs on its futex backend, against glibc, on real CPUs (bench_lock: the
 # tofutex lock against glibc's default and adaptive mutexes). Raw output
 # and tables in build/bench/native/; BENCH_LOCK_OPTS as for `make bench`.
-bench-native: deps-build build/bench/bin/bench_cond build/bench/bin/bench_lock
+bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock
 	@mkdir -p build/bench/native
 	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
 	bench/report-cond.sh build/bench/native/bench_cond.txt

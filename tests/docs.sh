@@ -22,8 +22,9 @@
 #   -Werror; examples/*.c and the CMake project in examples/cmake build
 #   against a staged install and run; the staged install, moved elsewhere,
 #   still runs a program under its tofutex-run (the library found relative
-#   to tofutex-run's own location, with a multiarch LIBDIR), and
-#   TOFUTEX_RUN_STATS=FILE names the program in FILE.
+#   to tofutex-run's own location, with a multiarch LIBDIR),
+#   TOFUTEX_RUN_STATS=FILE names the program in FILE, and
+#   TOFUTEX_RUN_STATS=1 reaches stderr after sort(1) closed it.
 # dist-check: `make dist`, then, in the unpacked tarball (no git
 #   checkout), `make lib` and `make check-examples`.
 # dist-deb: `make dist`, then `make deb` in the unpacked tarball.
@@ -132,6 +133,7 @@ help_targets() {
 doc_targets() {
 	{
 		awk '/^[[:space:]]*```/ { inb = !inb; next } inb || /^    / { print }' "$1"
+		# shellcheck disable=SC2016 # backticks, not an expansion
 		grep -o '`[^`]*`' "$1" || true
 	} | grep -oE '(^|[^a-z-])make( +[A-Za-z_]+=("[^"]*"|'"'[^']*'"'|[^ `]*))* +[a-z][a-z0-9-]*' |
 		sed -E 's/.*make( +[A-Za-z_]+=("[^"]*"|'"'[^']*'"'|[^ `]*))* +//' | sort -u
@@ -259,6 +261,16 @@ check_relocated_run() {
 	else
 		cat "$stats" >&2 || true
 		fail "TOFUTEX_RUN_STATS=FILE: no line naming pthread-prog with backend=futex, one mutex and one condition variable"
+	fi
+	# sort(1) closes stderr before its exit handlers end: the line must
+	# still reach the stderr it started with.
+	if TOFUTEX_RUN_STATS=1 TOFUTEX_BACKEND=futex "$moved/bin/tofutex-run" sort \
+		</dev/null 2>"$out/sort.err" >/dev/null &&
+	   grep -q '^tofutex-run: sort\[[0-9]*\] backend=futex ' "$out/sort.err"; then
+		ok "TOFUTEX_RUN_STATS=1 reaches stderr after sort(1) closed it"
+	else
+		cat "$out/sort.err" >&2
+		fail "TOFUTEX_RUN_STATS=1: no line from sort(1) on stderr"
 	fi
 	# The tree's own tofutex-run goes back to the default LIBDIR.
 	"$make" -C "$top" --no-print-directory lib >/dev/null
