@@ -456,7 +456,7 @@ help:
 	@echo '  make dist            build/tofutex-$(VERSION).tar.gz (the files git tracks)'
 	@echo '  make clean           remove build/'
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
-	@echo '  make check-native    library suites on this host, futex backend (seconds, no root)'
+	@echo '  make check-native    library suites on this host, futex backend (seconds, no module)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on each installed Debian 6.1/6.12 kernel'
 	@echo '  make check-docs      README C blocks, tofutex(3) example, documented targets, versions'
