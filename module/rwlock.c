@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - throughput-optimised reader/writer locks: TOFUTEX_IOC_RDLOCK,
+ * TOFUTEX_IOC_WRLOCK and TOFUTEX_IOC_RWUNLOCK.
+ *
+ * The word (uapi/tofutex.h) holds a writer's TID, or RW_SHARED and a
+ * reader count, plus WAITERS and RW_HANDOFF. User space takes and releases
+ * it with cmpxchg and calls in here only under contention.
+ *
+ * Lifetimes and locking
+ * ---------------------
+ * A word's kernel state (table.c, kind TOFUTEX_STATE_RWLOCK) exists while
+ * a task is inside one of these ioctls on it. Every task in RDLOCK or
+ * WRLOCK queues a struct tofutex_rw_waiter, on its stack, on
+ * state->waiters in arrival order, and leaves before the ioctl returns.
+ * state->lock protects the list, state->handoff and every waiter's
+ * @granted and @wake_taken. Whoever finds a waiter on the list under
+ * state->lock may take a reference on its task and wake it after dropping
+ * the lock (lock.h's tofutex_wake_task()). The word is read and written
+ * under state->lock only with page faults disabled; on a fault the lock is
+ * dropped, the page faulted in (uaccess.c) and the pass done again. No
+ * other lock is taken under state->lock.
+ *
+ * The top waiter
+ * --------------
+ * As for TO locks (lock.c), only the first waiter competes; the others
+ * sleep until it leaves and wakes the next, or until they are given the
+ * lock. The top waiter
+ *
+ * - on a writer-owned word, spins while the writer runs on a CPU, for at
+ *   most spin_ns per writer, and else sets WAITERS and sleeps, looking at
+ *   the writer every owner_check_ns: a writer that exited (a TID that names
+ *   no thread, or an exiting one) has its TID cleared, and the caller
+ *   reports TOFUTEX_STATUS_OWNER_DIED when it takes the word; a TID of
+ *   another process's thread fails with -EPERM, as for TO locks;
+ * - as a writer on a reader-owned word, spins while the reader count keeps
+ *   moving: the spin ends once the word stood still for spin_ns, the
+ *   price of a sleep and wake-up (lock.c explains the figure). Readers
+ *   cannot be watched as a writer can: the count says how many, not who;
+ * - as a reader on a free or reader-owned word, takes it for itself and
+ *   for every queued reader in one cmpxchg, and wakes them: queued readers
+ *   enter together.
+ *
+ * Writers do not starve
+ * ---------------------
+ * Readers join a reader-owned word in user space, so a stream of readers
+ * can keep a writer out for ever. A top waiter that queued handoff_ns ago
+ * or longer sets state->handoff and WAITERS, and, as a writer on a
+ * reader-owned word, RW_HANDOFF: from then on new readers queue in the
+ * kernel behind it, the count can only fall, and the last reader's
+ * RWUNLOCK writes the writer's TID into the word (it never passes through
+ * "free", so nobody can steal it) and wakes it. A writer top waiter sleeps
+ * at most until it starves, so that it can raise RW_HANDOFF while readers
+ * keep the word. A writer that leaves the queue without the lock
+ * (deadline, signal) may leave RW_HANDOFF behind; readers then take the
+ * slow path, where the top reader ignores and clears it.
+ *
+ * Releasing
+ * ---------
+ * RWUNLOCK releases the caller's write lock or one read lock. When that
+ * frees the word and waiters are queued, it gives the word to a starving
+ * writer top waiter, or to every queued reader if the first waiter is a
+ * reader, or else releases it and wakes the writer top waiter, which then
+ * takes the word unless a thief was faster: throughput first, as for TO
+ * locks. A word with no state is released under the bucket lock
+ * (tofutex_state_get_or()), as unlock.c explains.
+ *
+ * Loops and signals
+ * -----------------
+ * Every pass of a loop here re-reads the word and re-checks with the
+ * cmpxchg that acts on it. A word that keeps changing (a buggy program)
+ * does not keep the caller in the kernel: the top waiter's loop checks for
+ * a signal and the deadline and offers the CPU on each pass, its spins end
+ * on need_resched() or a signal, RWUNLOCK restarts after a signal
+ * (-ERESTARTNOINTR), and readers are woken in batches with a scheduling
+ * point between them. Sleeps are TASK_INTERRUPTIBLE; a signal ends RDLOCK
+ * and WRLOCK with -ERESTARTSYS (the deadline is absolute, so a restart
+ * does not extend it).
+ */
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/uaccess.h>
+
+#include "lock.h"
+#include "tofutex.h"
+
+/* Granted readers woken per hold of state->lock, as WAKE's batches. */
+#define TOFUTEX_RW_WAKE_BATCH	8
+
+/* A cmpxchg found the word changed: look again. */
+#define TOFUTEX_RW_CHANGED	2
+
+/**
+ * struct tofutex_rw_waiter - a task inside RDLOCK or WRLOCK
+ * @node:       entry in state->waiters
+ * @task:       the waiting task
+ * @vpid:       its TID, as written into the word for a writer
+ * @write:      it wants the word for writing
+ * @granted:    the lock was given to it: it holds the word now
+ * @wake_taken: a granter took a reference to wake it
+ * @since:      when it queued (ns, monotonic)
+ */
+struct tofutex_rw_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	u32 vpid;
+	bool write;
+	bool granted;
+	bool wake_taken;
+	u64 since;
+};
+
+/**
+ * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
+ * @table:      the caller's process table
+ * @state:      the word's state, with a use held
+ * @uaddr:      the word
+ * @deadline:   when the call gives up
+ * @waiter:     the caller's queue entry
+ * @sleeps:     how often the caller slept
+ * @owner_died: the caller cleared a dead writer's TID
+ * @progress:   when a writer top waiter last saw the reader count move
+ *              (ns, monotonic), 0 when it has not watched it yet
+ */
+struct tofutex_rw_call {
+	struct tofutex_table *table;
+	struct tofutex_state *state;
+	u32 __user *uaddr;
+	struct tofutex_deadline deadline;
+	struct tofutex_rw_waiter waiter;
+	unsigned int sleeps;
+	bool owner_died;
+	u64 progress;
+};
+
+/* The writer's TID, 0 when the word is free or reader-owned. */
+static u32 tofutex_rw_tid(u32 word)
+{
+	return (word & TOFUTEX_RW_SHARED) ? 0 : word & TOFUTEX_RW_COUNT_MASK;
+}
+
+/* The reader count, 0 when the word is free or writer-owned. */
+static u32 tofutex_rw_readers(u32 word)
+{
+	return (word & TOFUTEX_RW_SHARED) ? word & TOFUTEX_RW_COUNT_MASK : 0;
+}
+
+/* Neither a writer nor a reader holds it. */
+static bool tofutex_rw_free(u32 word)
+{
+	return !(word & TOFUTEX_RW_COUNT_MASK);
+}
+
+/**
+ * tofutex_rw_take() - take the word on entry, as a thief
+ * @uaddr: the word
+ * @vpid:  the caller's TID
+ * @write: for writing
+ * @word:  in: the value last read; out: the value found
+ *
+ * WAITERS is kept, since a sleeper may rely on it. A reader does not join
+ * a word with RW_HANDOFF: a writer starves, and the reader queues.
+ *
+ * May sleep (faults in the page).
+ *
+ * Return: 1 when taken, 0 when held in a way that excludes the caller,
+ * TOFUTEX_RW_CHANGED, -EDEADLK (the caller holds it for writing), -EAGAIN
+ * (the reader count is full), -EINVAL (bit 30 set), -EFAULT, -EINTR.
+ */
+static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
+			   u32 *word)
+{
+	u32 w = *word, newval, cur;
+	int ret;
+
+	if (w & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	if (tofutex_rw_tid(w) == vpid)
+		return -EDEADLK;
+	if (write && !tofutex_rw_free(w))
+		return 0;
+	if (!write && (tofutex_rw_tid(w) || (w & TOFUTEX_RW_HANDOFF)))
+		return 0;
+	if (!write && tofutex_rw_readers(w) == TOFUTEX_RW_COUNT_MASK)
+		return -EAGAIN;
+
+	if (write)
+		newval = vpid | (w & TOFUTEX_WAITERS);
+	else
+		newval = TOFUTEX_RW_SHARED | (tofutex_rw_readers(w) + 1) |
+			 (w & TOFUTEX_WAITERS);
+	ret = tofutex_word_cmpxchg(uaddr, &cur, w, newval);
+	if (ret)
+		return ret;
+	*word = cur;
+	return cur == w ? 1 : TOFUTEX_RW_CHANGED;
+}
+
+/**
+ * tofutex_rw_grant_readers() - give the word to every queued reader
+ * @state: the word's state, with state->lock held
+ * @uaddr: the word
+ * @word:  the word as read under state->lock
+ * @held:  readers that keep holding it: the count of @word, or 0 when the
+ *         caller's RWUNLOCK is freeing it
+ *
+ * One cmpxchg adds every reader that is queued and not yet given the lock
+ * to the count; RW_HANDOFF (stale, when a reader is first in the queue)
+ * and WAITERS go, since only a top waiter relies on WAITERS and the
+ * readers are leaving. The caller wakes them with
+ * tofutex_rw_wake_granted() after dropping state->lock.
+ *
+ * Return: 1 when given, TOFUTEX_RW_CHANGED, -EAGAIN when the count would
+ * overflow, -EFAULT.
+ */
+static int tofutex_rw_grant_readers(struct tofutex_state *state,
+				    u32 __user *uaddr, u32 word, u32 held)
+{
+	struct tofutex_rw_waiter *w;
+	u32 n = 0, cur;
+
+	lockdep_assert_held(&state->lock);
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->write && !w->granted)
+			n++;
+	if (n > TOFUTEX_RW_COUNT_MASK - held)
+		return -EAGAIN;
+	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
+					  TOFUTEX_RW_SHARED | (held + n)))
+		return -EFAULT;
+	if (cur != word)
+		return TOFUTEX_RW_CHANGED;
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->write)
+			smp_store_release(&w->granted, true);
+	return 1;
+}
+
+/**
+ * tofutex_rw_wake_granted() - wake the readers given the lock
+ * @state: the word's state, with a use held and state->lock not held
+ *
+ * Takes at most a batch of waiters per hold of state->lock and wakes them
+ * after dropping it, with a scheduling point between batches. A granted
+ * waiter holds the lock and must be woken whatever happens to the caller
+ * (no fatal-signal exit): each waiter is granted once and its wake-up
+ * taken once, by whichever granter finds it first, so the loop ends when
+ * the readers of the process's own threads granted so far are woken.
+ */
+static void tofutex_rw_wake_granted(struct tofutex_state *state)
+{
+	struct task_struct *tasks[TOFUTEX_RW_WAKE_BATCH];
+	struct tofutex_rw_waiter *w;
+	unsigned int n, i;
+
+	do {
+		n = 0;
+		spin_lock(&state->lock);
+		list_for_each_entry(w, &state->waiters, node) {
+			if (!w->granted || w->wake_taken || w->task == current)
+				continue;
+			w->wake_taken = true;
+			tasks[n++] = get_task_struct(w->task);
+			if (n == TOFUTEX_RW_WAKE_BATCH)
+				break;
+		}
+		spin_unlock(&state->lock);
+		for (i = 0; i < n; i++)
+			tofutex_wake_task(tasks[i]);
+		if (n == TOFUTEX_RW_WAKE_BATCH)
+			cond_resched();
+	} while (n == TOFUTEX_RW_WAKE_BATCH);
+}
+
+/* Has the lock been given to the caller? Pairs with the granter's store. */
+static bool tofutex_rw_granted(struct tofutex_rw_call *c)
+{
+	return smp_load_acquire(&c->waiter.granted);
+}
+
+/* Why a sleep must end now rather than begin: a signal or the deadline. */
+static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
+{
+	if (signal_pending(current))
+		return -ERESTARTSYS;
+	if (tofutex_deadline_passed(&c->deadline))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/* When the caller starves (ns, monotonic). */
+static u64 tofutex_rw_starve_at(struct tofutex_rw_call *c)
+{
+	return c->waiter.since + tofutex_handoff_ns();
+}
+
+/**
+ * tofutex_rw_starving() - has the top waiter waited handoff_ns?
+ * @c: the call
+ *
+ * Sets state->handoff when it has, for RWUNLOCK to see.
+ *
+ * Return: true when the caller starves.
+ */
+static bool tofutex_rw_starving(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+	bool starving = ktime_get_ns() >= tofutex_rw_starve_at(c);
+
+	if (starving) {
+		spin_lock(&state->lock);
+		state->handoff = true;
+		spin_unlock(&state->lock);
+	}
+	return starving;
+}
+
+/**
+ * tofutex_rw_block() - set WAITERS and sleep until woken
+ * @c:      the call
+ * @owner:  the writer named by @word (reference held), or NULL on a
+ *          reader-owned word
+ * @word:   the word as last read
+ * @max_ns: longest sleep, 0 for up to the deadline
+ *
+ * The ordering against RWUNLOCK is lock.c's tofutex_block(): the task
+ * state is set before the cmpxchg that sets WAITERS (done also when it is
+ * set already, as the re-check), so a release and wake-up after it makes
+ * schedule() return at once; a release before it makes it fail. A grant
+ * is looked for after the task state is set, for the same reason.
+ *
+ * Return: 0 to look at the word again, -ERESTARTSYS, -ETIMEDOUT, -EFAULT,
+ * -EINTR.
+ */
+static int tofutex_rw_block(struct tofutex_rw_call *c,
+			    struct task_struct *owner, u32 word, u64 max_ns)
+{
+	u32 cur;
+	int ret;
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (tofutex_rw_granted(c)) {
+		__set_current_state(TASK_RUNNING);
+		return 0;
+	}
+	ret = tofutex_word_cmpxchg_inatomic(c->uaddr, &cur, word,
+					    word | TOFUTEX_WAITERS);
+	if (ret || cur != word) {
+		__set_current_state(TASK_RUNNING);
+		return ret ? tofutex_word_fault_in(c->uaddr, true) : 0;
+	}
+	ret = tofutex_rw_interrupted(c);
+	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
+		__set_current_state(TASK_RUNNING);
+		return ret;
+	}
+	tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
+	c->sleeps++;
+	if (max_ns)
+		tofutex_schedule_poll(&c->deadline, max_ns);
+	else
+		tofutex_schedule_until(&c->deadline);
+	return 0;
+}
+
+/**
+ * tofutex_rw_spin() - spin while the writer runs or the readers move
+ * @c:     the call
+ * @owner: the writer (reference held), or NULL to watch the reader count
+ * @word:  in: the word as last read; out: the value that ended the spin
+ *
+ * On a writer: until the word changes, for at most spin_ns. On readers:
+ * while the count keeps moving, until it stood still for spin_ns; a
+ * writer that is not yet starving stops when it starts to, to raise
+ * RW_HANDOFF. Both end on need_resched() or a signal. Runs preemptible and
+ * holds no lock.
+ *
+ * Return: 0 when the word is to be looked at again, 1 when the caller
+ * should sleep, -EFAULT, -EINTR.
+ */
+static int tofutex_rw_spin(struct tofutex_rw_call *c,
+			   struct task_struct *owner, u32 *word)
+{
+	u64 budget = tofutex_spin_ns(), now = ktime_get_ns();
+	u64 starve_at = U64_MAX, end = now + budget;
+	u32 seen = *word;
+	int ret;
+
+	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
+		starve_at = tofutex_rw_starve_at(c);
+	tofutex_count(c->table, TOFUTEX_CNT_SPINS);
+	for (;;) {
+		ret = tofutex_word_read(c->uaddr, word);
+		if (ret)
+			return ret;
+		now = ktime_get_ns();
+		if (*word != seen) {
+			if (owner || !tofutex_rw_readers(*word))
+				return 0;
+			seen = *word;
+			end = now + budget;
+		}
+		if (owner && !tofutex_owner_running(owner))
+			return 1;
+		if (now >= starve_at)
+			return 0;
+		if (now >= end || need_resched() || signal_pending(current))
+			return 1;
+		cpu_relax();
+	}
+}
+
+/**
+ * tofutex_rw_on_writer() - wait on a writer-owned word
+ * @c:    the call, whose caller is top waiter
+ * @word: the word, naming a writer that is not the caller
+ *
+ * Return: 0 to look at the word again, or a negative error (-EPERM: the
+ * writer is another process's thread).
+ */
+static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
+{
+	struct task_struct *owner;
+	u32 cur;
+	int ret;
+
+	owner = tofutex_owner_get(tofutex_rw_tid(word));
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	if (!owner) {
+		/* The exact value judged dead, or nothing. */
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, 0);
+		if (!ret && cur == word)
+			c->owner_died = true;
+		return ret;
+	}
+	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
+					   word | TOFUTEX_WAITERS);
+		if (ret || cur != word)
+			goto out;
+		word |= TOFUTEX_WAITERS;
+	}
+	ret = 1;
+	if (tofutex_owner_running(owner))
+		ret = tofutex_rw_spin(c, owner, &word);
+	if (ret == 1)
+		ret = tofutex_rw_block(c, owner, word, tofutex_owner_check_ns());
+out:
+	put_task_struct(owner);
+	return ret;
+}
+
+/**
+ * tofutex_rw_on_readers() - a writer top waiter on a reader-owned word
+ * @c:    the call
+ * @word: the word, reader-owned
+ *
+ * A starving writer raises RW_HANDOFF and WAITERS first, and then sleeps
+ * until the last reader's RWUNLOCK gives it the word; before that it
+ * sleeps at most until it starves.
+ *
+ * Return: 0 to look at the word again, or a negative error.
+ */
+static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
+{
+	u32 want = word | TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS, cur;
+	u64 now, max_ns = 0;
+	int ret;
+
+	if (tofutex_rw_starving(c) && word != want) {
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, want);
+		if (ret || cur != word)
+			return ret;
+		word = want;
+	}
+	ret = tofutex_rw_spin(c, NULL, &word);
+	if (ret != 1)
+		return ret;
+	if (!(word & TOFUTEX_RW_HANDOFF)) {
+		now = ktime_get_ns();
+		max_ns = max_t(u64, tofutex_rw_starve_at(c), now + 1) - now;
+	}
+	return tofutex_rw_block(c, NULL, word, max_ns);
+}
+
+/**
+ * tofutex_rw_take_readers() - a reader top waiter takes a free or
+ * reader-owned word for every queued reader
+ * @c:    the call
+ * @word: the word as last read, not writer-owned
+ *
+ * Return: 1 when the caller holds the word, 0 to look again, -EAGAIN,
+ * -EFAULT, -EINTR.
+ */
+static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
+{
+	struct tofutex_state *state = c->state;
+	int ret;
+
+	spin_lock(&state->lock);
+	ret = tofutex_word_read_inatomic(c->uaddr, &word);
+	if (!ret && tofutex_rw_tid(word))
+		ret = TOFUTEX_RW_CHANGED;
+	else if (!ret)
+		ret = tofutex_rw_grant_readers(state, c->uaddr, word,
+					       tofutex_rw_readers(word));
+	spin_unlock(&state->lock);
+	if (ret == 1)
+		tofutex_rw_wake_granted(state);
+	if (ret == -EFAULT)
+		return tofutex_word_fault_in(c->uaddr, true);
+	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
+}
+
+/**
+ * tofutex_rw_compete_once() - one pass of the top waiter
+ * @c:    the call
+ * @word: the word as just read
+ * @how:  out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 1 when the caller holds the word, 0 to look again, else a
+ * negative error.
+ */
+static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
+				   u32 *how)
+{
+	u32 cur;
+	int ret;
+
+	if (word & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	if (tofutex_rw_tid(word) == c->waiter.vpid)
+		return -EDEADLK;
+	if (tofutex_rw_tid(word))
+		return tofutex_rw_on_writer(c, word);
+	if (!c->waiter.write) {
+		ret = tofutex_rw_take_readers(c, word);
+	} else if (tofutex_rw_free(word)) {
+		/* The top waiter leaves: WAITERS and RW_HANDOFF go. */
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
+					   c->waiter.vpid);
+		if (!ret)
+			ret = cur == word;
+	} else {
+		return tofutex_rw_on_readers(c, word);
+	}
+	if (ret == 1)
+		*how = c->owner_died ? TOFUTEX_STATUS_OWNER_DIED :
+		       c->sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
+	return ret;
+}
+
+/**
+ * tofutex_rw_compete() - the top waiter's loop
+ * @c:   the call
+ * @how: out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 1 when the caller holds the word, else a negative error.
+ */
+static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
+{
+	u32 word;
+	int ret;
+
+	for (;;) {
+		if (tofutex_rw_granted(c)) {
+			*how = TOFUTEX_STATUS_HANDOFF;
+			return 1;
+		}
+		ret = tofutex_word_read(c->uaddr, &word);
+		if (ret)
+			return ret;
+		ret = tofutex_rw_compete_once(c, word, how);
+		if (ret)
+			return ret;
+		ret = tofutex_rw_interrupted(c);
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+}
+
+/* Is the caller first in the queue, or was it given the lock? */
+static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+	bool top;
+
+	spin_lock(&state->lock);
+	top = c->waiter.granted ||
+	      list_first_entry(&state->waiters, struct tofutex_rw_waiter,
+			       node) == &c->waiter;
+	spin_unlock(&state->lock);
+	return top;
+}
+
+/**
+ * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
+ * @c: the call
+ *
+ * As lock.c's tofutex_wait_for_top(): the task state is set before the
+ * check, and both a promotion and a grant wake the caller after it.
+ *
+ * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
+ */
+static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
+{
+	int ret;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (tofutex_rw_is_top(c))
+			break;
+		ret = tofutex_rw_interrupted(c);
+		if (ret) {
+			__set_current_state(TASK_RUNNING);
+			return ret;
+		}
+		tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
+		c->sleeps++;
+		tofutex_schedule_until(&c->deadline);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+
+	c->waiter.task = current;
+	c->waiter.since = ktime_get_ns();
+	spin_lock(&state->lock);
+	list_add_tail(&c->waiter.node, &state->waiters);
+	spin_unlock(&state->lock);
+}
+
+/**
+ * tofutex_rw_dequeue() - leave the queue, waking the next waiter
+ * @c:   the call
+ * @ret: the result so far
+ * @how: the status so far; HANDOFF when a grant raced with a signal or
+ *       the deadline
+ *
+ * Return: @ret, or 1 when the caller was given the lock meanwhile: a
+ * grant is never lost.
+ */
+static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
+{
+	struct tofutex_state *state = c->state;
+	struct tofutex_rw_waiter *next;
+	struct task_struct *wake = NULL;
+	bool was_top;
+
+	spin_lock(&state->lock);
+	if (ret < 0 && c->waiter.granted) {
+		ret = 1;
+		*how = TOFUTEX_STATUS_HANDOFF;
+	}
+	was_top = list_first_entry(&state->waiters, struct tofutex_rw_waiter,
+				   node) == &c->waiter;
+	list_del(&c->waiter.node);
+	if (was_top) {
+		state->handoff = false;
+		next = list_first_entry_or_null(&state->waiters,
+						struct tofutex_rw_waiter, node);
+		if (next)
+			wake = get_task_struct(next->task);
+	}
+	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
+	return ret;
+}
+
+static void tofutex_rw_count_taken(struct tofutex_table *table, u32 how)
+{
+	switch (how) {
+	case TOFUTEX_STATUS_STOLEN:
+	case TOFUTEX_STATUS_SPUN:
+		tofutex_count(table, TOFUTEX_CNT_STEALS);
+		break;
+	case TOFUTEX_STATUS_HANDOFF:
+		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
+		break;
+	case TOFUTEX_STATUS_OWNER_DIED:
+		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
+		break;
+	}
+}
+
+/**
+ * tofutex_rw_lock_slow() - queue on the word's state and compete for it
+ * @c:   the call
+ * @how: out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 0 when the caller holds the word, else a negative error.
+ */
+static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
+{
+	int ret;
+
+	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
+				     true);
+	if (IS_ERR(c->state))
+		return PTR_ERR(c->state);
+
+	tofutex_rw_enqueue(c);
+	ret = tofutex_rw_wait_for_top(c);
+	if (!ret)
+		ret = tofutex_rw_compete(c, how);
+	ret = tofutex_rw_dequeue(c, ret, how);
+	tofutex_state_put(c->table, c->state);
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * tofutex_rw_lock() - take a reader/writer lock
+ * @table:    the caller's process table
+ * @uaddr:    the word, checked by tofutex_word_check()
+ * @write:    for writing
+ * @deadline: when the call gives up
+ * @status:   out: TOFUTEX_STATUS_* and sleep count on success
+ *
+ * Return: 0, or -EDEADLK, -EAGAIN, -EPERM, -ETIMEDOUT, -ERESTARTSYS,
+ * -EINVAL, -EFAULT, -EINTR, -ENOMEM.
+ */
+static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
+			   bool write, const struct tofutex_deadline *deadline,
+			   u32 *status)
+{
+	struct tofutex_rw_call c = {
+		.table = table,
+		.uaddr = uaddr,
+		.deadline = *deadline,
+		.waiter.vpid = task_pid_vnr(current),
+		.waiter.write = write,
+	};
+	u32 word, how = TOFUTEX_STATUS_STOLEN;
+	int ret;
+
+	ret = tofutex_word_read(uaddr, &word);
+	if (ret)
+		return ret;
+	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word);
+	if (ret == 1)
+		ret = 0;
+	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)
+		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
+			tofutex_rw_lock_slow(&c, &how);
+
+	if (!ret) {
+		tofutex_rw_count_taken(table, how);
+		*status = how | (min_t(u32, c.sleeps,
+				       TOFUTEX_STATUS_SLEEPS_MAX)
+				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
+	} else if (ret == -ETIMEDOUT) {
+		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
+	}
+	return ret;
+}
+
+/**
+ * tofutex_ioc_rwlock() - TOFUTEX_IOC_RDLOCK and TOFUTEX_IOC_WRLOCK
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_lock
+ * @write: WRLOCK
+ *
+ * The status is written once before locking, so that an argument that
+ * cannot take it fails before anything is locked; once the word is taken
+ * the call succeeds, as lock.c's tofutex_ioc_lock() explains.
+ *
+ * Return: 0 or a negative error, see tofutex_rw_lock().
+ */
+long tofutex_ioc_rwlock(struct tofutex_table *table,
+			struct tofutex_lock __user *argp, bool write)
+{
+	struct tofutex_deadline deadline;
+	struct tofutex_lock arg;
+	u32 __user *uaddr;
+	u32 status = 0;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (!ret)
+		ret = tofutex_deadline_init(&deadline,
+					    arg.flags & TOFUTEX_LOCK_DEADLINE,
+					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
+					    arg.deadline_ns);
+	if (ret)
+		return ret;
+	if (put_user(status, &argp->status))
+		return -EFAULT;
+
+	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
+	ret = tofutex_rw_lock(table, uaddr, write, &deadline, &status);
+	if (!ret && put_user(status, &argp->status))
+		pr_debug("tofutex: RDLOCK/WRLOCK status lost: argument not writable\n");
+	return ret;
+}
+
+/**
+ * struct tofutex_rw_unlocker - one RWUNLOCK call, on the caller's stack
+ * @uaddr: the word
+ * @vpid:  the caller's TID
+ * @wake:  a writer to wake after dropping state->lock, reference held
+ */
+struct tofutex_rw_unlocker {
+	u32 __user *uaddr;
+	u32 vpid;
+	struct task_struct *wake;
+};
+
+/**
+ * tofutex_rw_release() - the word after the caller's release
+ * @word:  the word as read
+ * @vpid:  the caller's TID
+ * @freed: out: no writer or reader holds it any more
+ *
+ * Return: the new word (WAITERS kept while a reader still holds it),
+ * -EPERM when the caller holds neither the write lock nor, as far as a
+ * count can tell, a read lock, -EINVAL for bit 30.
+ */
+static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
+{
+	u32 readers = tofutex_rw_readers(word);
+
+	if (word & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	*freed = true;
+	if (readers > 1) {
+		*freed = false;
+		return word - 1;
+	}
+	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
+		return 0;
+	return -EPERM;
+}
+
+/**
+ * tofutex_rw_unlock_unqueued() - RWUNLOCK when the word has no state
+ * @arg: the struct tofutex_rw_unlocker
+ *
+ * Under the bucket lock, as unlock.c's tofutex_unlock_unqueued(): nobody
+ * waits, so the release is all; WAITERS and RW_HANDOFF are stale.
+ *
+ * Return: 0, -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
+ */
+static int tofutex_rw_unlock_unqueued(void *arg)
+{
+	struct tofutex_rw_unlocker *u = arg;
+	u32 word, cur;
+	bool freed;
+	s64 newval;
+
+	if (tofutex_word_read_inatomic(u->uaddr, &word))
+		return -EFAULT;
+	newval = tofutex_rw_release(word, u->vpid, &freed);
+	if (newval < 0)
+		return newval;
+	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
+		return -EFAULT;
+	return cur == word ? 0 : -EAGAIN;
+}
+
+/* The first waiter not yet given the lock, or NULL. */
+static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *w;
+
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->granted)
+			return w;
+	return NULL;
+}
+
+/**
+ * tofutex_rw_unlock_queued() - RWUNLOCK when the word has a state
+ * @u:     the call
+ * @state: the word's state, with a use held
+ *
+ * Under state->lock: release, and when that frees the word, give it to
+ * the waiters or wake the first one (see "Releasing" above).
+ *
+ * Return: 1 when readers were given the word (the caller wakes them), 0,
+ * -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
+ */
+static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
+				    struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *top;
+	u32 word, cur;
+	bool freed;
+	s64 newval;
+	int ret;
+
+	lockdep_assert_held(&state->lock);
+	if (tofutex_word_read_inatomic(u->uaddr, &word))
+		return -EFAULT;
+	newval = tofutex_rw_release(word, u->vpid, &freed);
+	if (newval < 0)
+		return newval;
+	top = freed ? tofutex_rw_first(state) : NULL;
+	if (top && !top->write) {
+		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0);
+		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
+	}
+	if (top && state->handoff)
+		newval = top->vpid;
+	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
+		return -EFAULT;
+	if (cur != word)
+		return -EAGAIN;
+	if (top) {
+		if (state->handoff)
+			smp_store_release(&top->granted, true);
+		u->wake = get_task_struct(top->task);
+	}
+	return 0;
+}
+
+/**
+ * tofutex_rw_unlock_pass() - look the state up and release the word once
+ * @table: the caller's process table
+ * @u:     the call
+ * @woken: out: 1 when a waiter was woken
+ *
+ * Return: 0, -EAGAIN to try again, -EPERM, -EINVAL, -EFAULT, -EINTR.
+ */
+static int tofutex_rw_unlock_pass(struct tofutex_table *table,
+				  struct tofutex_rw_unlocker *u, u32 *woken)
+{
+	struct tofutex_state *state;
+	int ret;
+
+	state = tofutex_state_get_or(table, u->uaddr, TOFUTEX_STATE_RWLOCK,
+				     tofutex_rw_unlock_unqueued, u);
+	if (IS_ERR(state)) {
+		ret = PTR_ERR(state);
+	} else if (!state) {
+		ret = 0;
+	} else {
+		spin_lock(&state->lock);
+		ret = tofutex_rw_unlock_queued(u, state);
+		spin_unlock(&state->lock);
+		if (ret == 1)
+			tofutex_rw_wake_granted(state);
+		if (ret == 1 || u->wake)
+			*woken = 1;
+		tofutex_wake_task(u->wake);
+		u->wake = NULL;
+		tofutex_state_put(table, state);
+		ret = ret == 1 ? 0 : ret;
+	}
+	if (ret == -EFAULT) {
+		ret = tofutex_word_fault_in(u->uaddr, true);
+		if (!ret)
+			ret = -EAGAIN;
+	}
+	return ret;
+}
+
+/**
+ * tofutex_ioc_rwunlock() - TOFUTEX_IOC_RWUNLOCK
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_unlock
+ *
+ * A pass that found the word changed did nothing, so the call restarts
+ * after a signal handler (-ERESTARTNOINTR), as unlock.c's does.
+ *
+ * Return: 0, -EPERM, -EINVAL, -EFAULT, -EINTR, -ERESTARTNOINTR.
+ */
+long tofutex_ioc_rwunlock(struct tofutex_table *table,
+			  struct tofutex_unlock __user *argp)
+{
+	struct tofutex_rw_unlocker u = {};
+	struct tofutex_unlock arg;
+	u32 woken = 0;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &u.uaddr);
+	if (ret)
+		return ret;
+	u.vpid = task_pid_vnr(current);
+
+	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
+	for (;;) {
+		ret = tofutex_rw_unlock_pass(table, &u, &woken);
+		if (ret != -EAGAIN)
+			break;
+		if (signal_pending(current))
+			return -ERESTARTNOINTR;
+		cond_resched();
+	}
+	if (!ret && put_user(woken, &argp->woken))
+		return -EFAULT;
+	return ret;
+}
