@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tofutex - throughput-optimised reader/writer locks: TOFUTEX_IOC_RDLOCK,
- * TOFUTEX_IOC_WRLOCK and TOFUTEX_IOC_RWUNLOCK.
+ * tofutex - throughput-optimised reader/writer locks: TOFUTEX_IOC_RDLOCK
+ * and TOFUTEX_IOC_WRLOCK. The release side, TOFUTEX_IOC_RWUNLOCK, and the
+ * grant of the word to queued readers are rwunlock.c; the queue both use
+ * is rwlock.h.
  *
  * The word (uapi/tofutex.h) holds a writer's TID, or RW_SHARED and a
  * reader count, plus WAITERS and RW_HANDOFF. User space takes and releases
@@ -12,11 +14,9 @@
  * A word's kernel state (table.c, kind TOFUTEX_STATE_RWLOCK) exists while
  * a task is inside one of these ioctls on it. Every task in RDLOCK or
  * WRLOCK queues a struct tofutex_rw_waiter, on its stack, on
- * state->waiters in arrival order, and leaves before the ioctl returns.
- * state->lock protects the list, state->handoff and every waiter's
- * @granted and @wake_taken. Whoever finds a waiter on the list under
- * state->lock may take a reference on its task and wake it after dropping
- * the lock (lock.h's tofutex_wake_task()). The word is read and written
+ * state->waiters in arrival order, and leaves before the ioctl returns;
+ * a struct tofutex_rw_call lives on the stack of one call. The queue's
+ * locking rules are in rwlock.h. The word is read and written
  * under state->lock only with page faults disabled; on a fault the lock is
  * dropped, the page faulted in (uaccess.c) and the pass done again. No
  * other lock is taken under state->lock.
@@ -55,27 +55,15 @@
  * (deadline, signal) may leave RW_HANDOFF behind; readers then take the
  * slow path, where the top reader ignores and clears it.
  *
- * Releasing
- * ---------
- * RWUNLOCK releases the caller's write lock or one read lock. When that
- * frees the word and waiters are queued, it gives the word to a starving
- * writer top waiter, or to every queued reader if the first waiter is a
- * reader, or else releases it and wakes the writer top waiter, which then
- * takes the word unless a thief was faster: throughput first, as for TO
- * locks. A word with no state is released under the bucket lock
- * (tofutex_state_get_or()), as unlock.c explains.
- *
  * Loops and signals
  * -----------------
  * Every pass of a loop here re-reads the word and re-checks with the
  * cmpxchg that acts on it. A word that keeps changing (a buggy program)
  * does not keep the caller in the kernel: the top waiter's loop checks for
- * a signal and the deadline and offers the CPU on each pass, its spins end
- * on need_resched() or a signal, RWUNLOCK restarts after a signal
- * (-ERESTARTNOINTR), and readers are woken in batches with a scheduling
- * point between them. Sleeps are TASK_INTERRUPTIBLE; a signal ends RDLOCK
- * and WRLOCK with -ERESTARTSYS (the deadline is absolute, so a restart
- * does not extend it).
+ * a signal and the deadline and offers the CPU on each pass, and its spins
+ * end on need_resched() or a signal. Sleeps are TASK_INTERRUPTIBLE; a
+ * signal ends RDLOCK and WRLOCK with -ERESTARTSYS (the deadline is
+ * absolute, so a restart does not extend it).
  */
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -86,33 +74,8 @@
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "rwlock.h"
 #include "tofutex.h"
-
-/* Granted readers woken per hold of state->lock, as WAKE's batches. */
-#define TOFUTEX_RW_WAKE_BATCH	8
-
-/* A cmpxchg found the word changed: look again. */
-#define TOFUTEX_RW_CHANGED	2
-
-/**
- * struct tofutex_rw_waiter - a task inside RDLOCK or WRLOCK
- * @node:       entry in state->waiters
- * @task:       the waiting task
- * @vpid:       its TID, as written into the word for a writer
- * @write:      it wants the word for writing
- * @granted:    the lock was given to it: it holds the word now
- * @wake_taken: a granter took a reference to wake it
- * @since:      when it queued (ns, monotonic)
- */
-struct tofutex_rw_waiter {
-	struct list_head node;
-	struct task_struct *task;
-	u32 vpid;
-	bool write;
-	bool granted;
-	bool wake_taken;
-	u64 since;
-};
 
 /**
  * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
@@ -123,8 +86,6 @@ struct tofutex_rw_waiter {
  * @waiter:     the caller's queue entry
  * @sleeps:     how often the caller slept
  * @owner_died: the caller cleared a dead writer's TID
- * @progress:   when a writer top waiter last saw the reader count move
- *              (ns, monotonic), 0 when it has not watched it yet
  */
 struct tofutex_rw_call {
 	struct tofutex_table *table;
@@ -134,26 +95,7 @@ struct tofutex_rw_call {
 	struct tofutex_rw_waiter waiter;
 	unsigned int sleeps;
 	bool owner_died;
-	u64 progress;
 };
-
-/* The writer's TID, 0 when the word is free or reader-owned. */
-static u32 tofutex_rw_tid(u32 word)
-{
-	return (word & TOFUTEX_RW_SHARED) ? 0 : word & TOFUTEX_RW_COUNT_MASK;
-}
-
-/* The reader count, 0 when the word is free or writer-owned. */
-static u32 tofutex_rw_readers(u32 word)
-{
-	return (word & TOFUTEX_RW_SHARED) ? word & TOFUTEX_RW_COUNT_MASK : 0;
-}
-
-/* Neither a writer nor a reader holds it. */
-static bool tofutex_rw_free(u32 word)
-{
-	return !(word & TOFUTEX_RW_COUNT_MASK);
-}
 
 /**
  * tofutex_rw_take() - take the word on entry, as a thief
@@ -198,82 +140,6 @@ static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
 		return ret;
 	*word = cur;
 	return cur == w ? 1 : TOFUTEX_RW_CHANGED;
-}
-
-/**
- * tofutex_rw_grant_readers() - give the word to every queued reader
- * @state: the word's state, with state->lock held
- * @uaddr: the word
- * @word:  the word as read under state->lock
- * @held:  readers that keep holding it: the count of @word, or 0 when the
- *         caller's RWUNLOCK is freeing it
- *
- * One cmpxchg adds every reader that is queued and not yet given the lock
- * to the count; RW_HANDOFF (stale, when a reader is first in the queue)
- * and WAITERS go, since only a top waiter relies on WAITERS and the
- * readers are leaving. The caller wakes them with
- * tofutex_rw_wake_granted() after dropping state->lock.
- *
- * Return: 1 when given, TOFUTEX_RW_CHANGED, -EAGAIN when the count would
- * overflow, -EFAULT.
- */
-static int tofutex_rw_grant_readers(struct tofutex_state *state,
-				    u32 __user *uaddr, u32 word, u32 held)
-{
-	struct tofutex_rw_waiter *w;
-	u32 n = 0, cur;
-
-	lockdep_assert_held(&state->lock);
-	list_for_each_entry(w, &state->waiters, node)
-		if (!w->write && !w->granted)
-			n++;
-	if (n > TOFUTEX_RW_COUNT_MASK - held)
-		return -EAGAIN;
-	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
-					  TOFUTEX_RW_SHARED | (held + n)))
-		return -EFAULT;
-	if (cur != word)
-		return TOFUTEX_RW_CHANGED;
-	list_for_each_entry(w, &state->waiters, node)
-		if (!w->write)
-			smp_store_release(&w->granted, true);
-	return 1;
-}
-
-/**
- * tofutex_rw_wake_granted() - wake the readers given the lock
- * @state: the word's state, with a use held and state->lock not held
- *
- * Takes at most a batch of waiters per hold of state->lock and wakes them
- * after dropping it, with a scheduling point between batches. A granted
- * waiter holds the lock and must be woken whatever happens to the caller
- * (no fatal-signal exit): each waiter is granted once and its wake-up
- * taken once, by whichever granter finds it first, so the loop ends when
- * the readers of the process's own threads granted so far are woken.
- */
-static void tofutex_rw_wake_granted(struct tofutex_state *state)
-{
-	struct task_struct *tasks[TOFUTEX_RW_WAKE_BATCH];
-	struct tofutex_rw_waiter *w;
-	unsigned int n, i;
-
-	do {
-		n = 0;
-		spin_lock(&state->lock);
-		list_for_each_entry(w, &state->waiters, node) {
-			if (!w->granted || w->wake_taken || w->task == current)
-				continue;
-			w->wake_taken = true;
-			tasks[n++] = get_task_struct(w->task);
-			if (n == TOFUTEX_RW_WAKE_BATCH)
-				break;
-		}
-		spin_unlock(&state->lock);
-		for (i = 0; i < n; i++)
-			tofutex_wake_task(tasks[i]);
-		if (n == TOFUTEX_RW_WAKE_BATCH)
-			cond_resched();
-	} while (n == TOFUTEX_RW_WAKE_BATCH);
 }
 
 /* Has the lock been given to the caller? Pairs with the granter's store. */
@@ -807,204 +673,3 @@ long tofutex_ioc_rwlock(struct tofutex_table *table,
 	return ret;
 }
 
-/**
- * struct tofutex_rw_unlocker - one RWUNLOCK call, on the caller's stack
- * @uaddr: the word
- * @vpid:  the caller's TID
- * @wake:  a writer to wake after dropping state->lock, reference held
- */
-struct tofutex_rw_unlocker {
-	u32 __user *uaddr;
-	u32 vpid;
-	struct task_struct *wake;
-};
-
-/**
- * tofutex_rw_release() - the word after the caller's release
- * @word:  the word as read
- * @vpid:  the caller's TID
- * @freed: out: no writer or reader holds it any more
- *
- * Return: the new word (WAITERS kept while a reader still holds it),
- * -EPERM when the caller holds neither the write lock nor, as far as a
- * count can tell, a read lock, -EINVAL for bit 30.
- */
-static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
-{
-	u32 readers = tofutex_rw_readers(word);
-
-	if (word & TOFUTEX_RW_RESERVED)
-		return -EINVAL;
-	*freed = true;
-	if (readers > 1) {
-		*freed = false;
-		return word - 1;
-	}
-	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
-		return 0;
-	return -EPERM;
-}
-
-/**
- * tofutex_rw_unlock_unqueued() - RWUNLOCK when the word has no state
- * @arg: the struct tofutex_rw_unlocker
- *
- * Under the bucket lock, as unlock.c's tofutex_unlock_unqueued(): nobody
- * waits, so the release is all; WAITERS and RW_HANDOFF are stale.
- *
- * Return: 0, -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
- */
-static int tofutex_rw_unlock_unqueued(void *arg)
-{
-	struct tofutex_rw_unlocker *u = arg;
-	u32 word, cur;
-	bool freed;
-	s64 newval;
-
-	if (tofutex_word_read_inatomic(u->uaddr, &word))
-		return -EFAULT;
-	newval = tofutex_rw_release(word, u->vpid, &freed);
-	if (newval < 0)
-		return newval;
-	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
-		return -EFAULT;
-	return cur == word ? 0 : -EAGAIN;
-}
-
-/* The first waiter not yet given the lock, or NULL. */
-static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
-{
-	struct tofutex_rw_waiter *w;
-
-	list_for_each_entry(w, &state->waiters, node)
-		if (!w->granted)
-			return w;
-	return NULL;
-}
-
-/**
- * tofutex_rw_unlock_queued() - RWUNLOCK when the word has a state
- * @u:     the call
- * @state: the word's state, with a use held
- *
- * Under state->lock: release, and when that frees the word, give it to
- * the waiters or wake the first one (see "Releasing" above).
- *
- * Return: 1 when readers were given the word (the caller wakes them), 0,
- * -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
- */
-static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
-				    struct tofutex_state *state)
-{
-	struct tofutex_rw_waiter *top;
-	u32 word, cur;
-	bool freed;
-	s64 newval;
-	int ret;
-
-	lockdep_assert_held(&state->lock);
-	if (tofutex_word_read_inatomic(u->uaddr, &word))
-		return -EFAULT;
-	newval = tofutex_rw_release(word, u->vpid, &freed);
-	if (newval < 0)
-		return newval;
-	top = freed ? tofutex_rw_first(state) : NULL;
-	if (top && !top->write) {
-		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0);
-		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
-	}
-	if (top && state->handoff)
-		newval = top->vpid;
-	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
-		return -EFAULT;
-	if (cur != word)
-		return -EAGAIN;
-	if (top) {
-		if (state->handoff)
-			smp_store_release(&top->granted, true);
-		u->wake = get_task_struct(top->task);
-	}
-	return 0;
-}
-
-/**
- * tofutex_rw_unlock_pass() - look the state up and release the word once
- * @table: the caller's process table
- * @u:     the call
- * @woken: out: 1 when a waiter was woken
- *
- * Return: 0, -EAGAIN to try again, -EPERM, -EINVAL, -EFAULT, -EINTR.
- */
-static int tofutex_rw_unlock_pass(struct tofutex_table *table,
-				  struct tofutex_rw_unlocker *u, u32 *woken)
-{
-	struct tofutex_state *state;
-	int ret;
-
-	state = tofutex_state_get_or(table, u->uaddr, TOFUTEX_STATE_RWLOCK,
-				     tofutex_rw_unlock_unqueued, u);
-	if (IS_ERR(state)) {
-		ret = PTR_ERR(state);
-	} else if (!state) {
-		ret = 0;
-	} else {
-		spin_lock(&state->lock);
-		ret = tofutex_rw_unlock_queued(u, state);
-		spin_unlock(&state->lock);
-		if (ret == 1)
-			tofutex_rw_wake_granted(state);
-		if (ret == 1 || u->wake)
-			*woken = 1;
-		tofutex_wake_task(u->wake);
-		u->wake = NULL;
-		tofutex_state_put(table, state);
-		ret = ret == 1 ? 0 : ret;
-	}
-	if (ret == -EFAULT) {
-		ret = tofutex_word_fault_in(u->uaddr, true);
-		if (!ret)
-			ret = -EAGAIN;
-	}
-	return ret;
-}
-
-/**
- * tofutex_ioc_rwunlock() - TOFUTEX_IOC_RWUNLOCK
- * @table: the caller's process table
- * @argp:  user pointer to struct tofutex_unlock
- *
- * A pass that found the word changed did nothing, so the call restarts
- * after a signal handler (-ERESTARTNOINTR), as unlock.c's does.
- *
- * Return: 0, -EPERM, -EINVAL, -EFAULT, -EINTR, -ERESTARTNOINTR.
- */
-long tofutex_ioc_rwunlock(struct tofutex_table *table,
-			  struct tofutex_unlock __user *argp)
-{
-	struct tofutex_rw_unlocker u = {};
-	struct tofutex_unlock arg;
-	u32 woken = 0;
-	int ret;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &u.uaddr);
-	if (ret)
-		return ret;
-	u.vpid = task_pid_vnr(current);
-
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
-	for (;;) {
-		ret = tofutex_rw_unlock_pass(table, &u, &woken);
-		if (ret != -EAGAIN)
-			break;
-		if (signal_pending(current))
-			return -ERESTARTNOINTR;
-		cond_resched();
-	}
-	if (!ret && put_user(woken, &argp->woken))
-		return -EFAULT;
-	return ret;
-}

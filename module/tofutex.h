@@ -11,7 +11,9 @@
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
  * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
- * rwlock.c   TOFUTEX_IOC_RDLOCK, WRLOCK and RWUNLOCK: reader/writer locks
+ * rwlock.c   TOFUTEX_IOC_RDLOCK and WRLOCK: reader/writer locks
+ * rwunlock.c TOFUTEX_IOC_RWUNLOCK
+ * rwlock.h   the reader/writer lock queue that rwlock.c and rwunlock.c share
  * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  * debug.c    test-only windows, built with TOFUTEX_DEBUG_WINDOWS
@@ -241,6 +243,9 @@ void tofutex_requeue_rearm(struct tofutex_state *state, u32 __user *uaddr);
 
 long tofutex_ioc_rwlock(struct tofutex_table *table,
 			struct tofutex_lock __user *argp, bool write);
+
+/* rwunlock.c */
+
 long tofutex_ioc_rwunlock(struct tofutex_table *table,
 			  struct tofutex_unlock __user *argp);
 
