@@ -545,31 +545,62 @@ END_TEST
 
 /* ---- Deadlines ---- */
 
+/*
+ * A timed RDLOCK or WRLOCK in a thread of its own, so that it is not the
+ * writer the main thread is.
+ */
+struct timed {
+	int fd;
+	uint32_t *word;
+	unsigned long cmd;
+	uint32_t flags;
+	uint64_t deadline;
+	int ret;
+};
+
+static void *timed_main(void *arg)
+{
+	struct timed *t = arg;
+
+	t->ret = ioc_lock(t->fd, t->cmd, (uintptr_t)t->word, t->flags,
+			  t->deadline, NULL);
+	return NULL;
+}
+
 START_TEST(test_rw_deadline)
 {
 	const int clocks[2] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
 	uint32_t tid = test_gettid(), word;
 	struct timespec ts;
-	uint64_t start, dl;
+	struct timed t;
+	uint64_t start;
+	pthread_t th;
 	int fd = dev_open();
-	int c, k, r;
+	int c, k;
 
 	for (c = 0; c < 2; c++) {
 		for (k = 0; k < 2; k++) {
+			/* A reader waits on our write lock, a writer on readers. */
 			word = k ? tid : SHARED | 1;
-			/* A reader waits on a writer, a writer on a reader. */
 			clock_gettime(clocks[c], &ts);
-			dl = (uint64_t)ts.tv_sec * NSEC_PER_SEC +
-			     (uint64_t)ts.tv_nsec + 30 * NSEC_PER_MSEC;
+			t = (struct timed) {
+				.fd = fd, .word = &word,
+				.cmd = k ? TOFUTEX_IOC_RDLOCK :
+					   TOFUTEX_IOC_WRLOCK,
+				.flags = TOFUTEX_LOCK_DEADLINE |
+					 (c ? TOFUTEX_LOCK_CLOCK_REALTIME : 0),
+				.deadline = (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+					    (uint64_t)ts.tv_nsec +
+					    30 * NSEC_PER_MSEC,
+			};
 			start = now_ns();
-			r = ioc_lock(fd, k ? TOFUTEX_IOC_RDLOCK :
-				     TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
-				     TOFUTEX_LOCK_DEADLINE |
-				     (c ? TOFUTEX_LOCK_CLOCK_REALTIME : 0),
-				     dl, NULL);
-			ck_assert_msg(r == ETIMEDOUT,
+			ck_assert_int_eq(pthread_create(&th, NULL, timed_main,
+							&t), 0);
+			ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+			ck_assert_msg(t.ret == ETIMEDOUT,
 				      "clock %d kind %d: %d (%s), want ETIMEDOUT",
-				      c, k, r, strerror(r));
+				      c, k, t.ret, strerror(t.ret));
+			/* Not before the deadline. */
 			ck_assert_uint_ge(now_ns() - start,
 					  30 * NSEC_PER_MSEC - NSEC_PER_MSEC);
 			/* A waiter that timed out leaves WAITERS at most. */
@@ -581,8 +612,8 @@ START_TEST(test_rw_deadline)
 		}
 	}
 	/* CLOCK_REALTIME without a deadline is refused. */
-	word = tid;
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+	word = SHARED | 1;
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
 				  TOFUTEX_LOCK_CLOCK_REALTIME, 0, NULL),
 			 EINVAL);
 	assert_no_live_states(fd);
