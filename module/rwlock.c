@@ -142,9 +142,10 @@ static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
 	return cur == w ? 1 : TOFUTEX_RW_CHANGED;
 }
 
-/* Has the lock been given to the caller? Pairs with the granter's store. */
+/* Has the lock been given to the caller? Read without state->lock. */
 static bool tofutex_rw_granted(struct tofutex_rw_call *c)
 {
+	/* Pairs with the granter's store: the word it wrote is seen too. */
 	return smp_load_acquire(&c->waiter.granted);
 }
 

@@ -71,9 +71,12 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 		return -EFAULT;
 	if (cur != word)
 		return TOFUTEX_RW_CHANGED;
-	list_for_each_entry(w, &state->waiters, node)
-		if (!w->write)
-			smp_store_release(&w->granted, true);
+	list_for_each_entry(w, &state->waiters, node) {
+		if (w->write)
+			continue;
+		/* After the cmpxchg: tofutex_rw_granted() reads it unlocked. */
+		smp_store_release(&w->granted, true);
+	}
 	return 1;
 }
 
@@ -227,6 +230,7 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 		return -EAGAIN;
 	if (top) {
 		if (state->handoff)
+			/* After the cmpxchg, as tofutex_rw_grant_readers(). */
 			smp_store_release(&top->granted, true);
 		u->wake = get_task_struct(top->task);
 	}
