@@ -260,14 +260,19 @@ check-native: deps-build
 bench-host: deps-build
 	+@$(RUN) bench-host
 
-# bench_cond and bench_lock on this machine without the module: libtofutex
-# runs on its futex backend, against glibc, on real CPUs (bench_lock: the
-# tofutex lock against glibc's default and adaptive mutexes). Raw output
+# bench_cond, bench_lock and bench_rwlock on this machine without the
+# module: libtofutex runs on its futex backend, against glibc, on real CPUs
+# (bench_lock: the tofutex lock against glibc's default and adaptive
+# mutexes; bench_rwlock: against glibc's default and writer-preferring
+# rwlocks). Raw output
 # and tables in build/bench/native/; BENCH_LOCK_OPTS as for `make bench`.
-bench-native: deps-build build/bench/bin/bench_cond build/bench/bin/bench_lock
+bench-native: deps-build build/bench/bin/bench_cond build/bench/bin/bench_lock \
+		build/bench/bin/bench_rwlock
 	@mkdir -p build/bench/native
 	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
 	bench/report-cond.sh build/bench/native/bench_cond.txt
+	TOFUTEX_BACKEND=futex build/bench/bin/bench_rwlock \
+		| tee build/bench/native/bench_rwlock.txt
 	TOFUTEX_BACKEND=futex build/bench/bin/bench_lock -i tofutex,pthread,adaptive \
 		| tee build/bench/native/bench_lock.txt
 	bench/report-lock.sh build/bench/native/bench_lock.txt
@@ -388,7 +393,7 @@ help:
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
-	@echo 'make bench-native    bench_cond, bench_lock on this host, futex backend'
+	@echo 'make bench-native    bench_cond, bench_lock, bench_rwlock on this host, futex backend'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
