@@ -327,10 +327,13 @@ bench-host:
 # runs on its futex backend, against glibc, on real CPUs (bench_lock: the
 # tofutex lock against glibc's default and adaptive mutexes). Raw output
 # and tables in build/bench/native/; BENCH_LOCK_OPTS as for `make bench`.
-bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock
+bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
+		build/bench/bin/bench_rwlock
 	@mkdir -p build/bench/native
 	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
 	bench/report-cond.sh build/bench/native/bench_cond.txt
+	TOFUTEX_BACKEND=futex build/bench/bin/bench_rwlock \
+		| tee build/bench/native/bench_rwlock.txt
 	TOFUTEX_BACKEND=futex build/bench/bin/bench_lock -i tofutex,pthread,adaptive \
 		| tee build/bench/native/bench_lock.txt
 	bench/report-lock.sh build/bench/native/bench_lock.txt
@@ -470,7 +473,7 @@ help:
 	@echo '  make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'Benchmark:'
 	@echo '  make bench           benchmarks in a QEMU guest; build/bench/<kernel>/report.md'
-	@echo '  make bench-native    bench_cond, bench_lock on this host, futex backend'
+	@echo '  make bench-native    bench_cond, bench_lock, bench_rwlock on this host, futex backend'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'

@@ -112,6 +112,37 @@ int tofutex_cond_clockwait(tofutex_cond_t *c, tofutex_mutex_t *m,
 int tofutex_cond_signal(tofutex_cond_t *c);
 int tofutex_cond_broadcast(tofutex_cond_t *c);
 
+/*
+ * A throughput-optimised reader/writer lock: one 32-bit word (see
+ * tofutex(4)) and a field that must be 0. Writers are preferred once one
+ * has waited a few ms (see tofutex(3)). Process-private.
+ */
+typedef struct {
+	uint32_t word;
+	uint32_t reserved;
+} tofutex_rwlock_t;
+
+#define TOFUTEX_RWLOCK_INITIALIZER { 0, 0 }
+
+int tofutex_rwlock_init(tofutex_rwlock_t *rw);
+int tofutex_rwlock_destroy(tofutex_rwlock_t *rw);
+int tofutex_rwlock_rdlock(tofutex_rwlock_t *rw);
+int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw);
+/* @abstime is an absolute CLOCK_REALTIME time, as for pthread. */
+int tofutex_rwlock_timedrdlock(tofutex_rwlock_t *rw,
+			       const struct timespec *abstime);
+/* @clockid: CLOCK_MONOTONIC or CLOCK_REALTIME; @abstime absolute on it. */
+int tofutex_rwlock_clockrdlock(tofutex_rwlock_t *rw, clockid_t clockid,
+			       const struct timespec *abstime);
+int tofutex_rwlock_wrlock(tofutex_rwlock_t *rw);
+int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw);
+int tofutex_rwlock_timedwrlock(tofutex_rwlock_t *rw,
+			       const struct timespec *abstime);
+int tofutex_rwlock_clockwrlock(tofutex_rwlock_t *rw, clockid_t clockid,
+			       const struct timespec *abstime);
+/* Release the caller's write lock or one of its read locks. */
+int tofutex_rwlock_unlock(tofutex_rwlock_t *rw);
+
 /* Sleep while *@addr == @expected; @abstime (CLOCK_MONOTONIC) may be NULL. */
 int tofutex_wait(uint32_t *addr, uint32_t expected,
 		 const struct timespec *abstime);

@@ -180,6 +180,30 @@ u64 tofutex_owner_check_ns(void)
 }
 
 /**
+ * tofutex_spin_ns() - the top waiter's spin budget now
+ *
+ * For the other top waiters that spin (rwlock.c).
+ *
+ * Return: spin_ns, in ns.
+ */
+u64 tofutex_spin_ns(void)
+{
+	return READ_ONCE(spin_ns.val);
+}
+
+/**
+ * tofutex_handoff_ns() - the wait after which a top waiter starves now
+ *
+ * For the other top waiters that ask for a hand-off (rwlock.c).
+ *
+ * Return: handoff_ns, in ns.
+ */
+u64 tofutex_handoff_ns(void)
+{
+	return READ_ONCE(handoff_ns.val);
+}
+
+/**
  * tofutex_try_take() - take the word if it is free
  * @uaddr: the lock word
  * @vpid:  the caller's TID
@@ -253,8 +277,14 @@ struct task_struct *tofutex_owner_get(u32 tid)
 	return p;
 }
 
-/* Running, as far as a spinner can tell: a preempted vCPU is not. */
-static bool tofutex_owner_running(struct task_struct *owner)
+/**
+ * tofutex_owner_running() - is the owner on a CPU, as far as a spinner can
+ * tell?
+ * @owner: the owner task (reference held)
+ *
+ * Return: true when it runs; a preempted vCPU does not.
+ */
+bool tofutex_owner_running(struct task_struct *owner)
 {
 	return READ_ONCE(owner->on_cpu) && !vcpu_is_preempted(task_cpu(owner));
 }

@@ -36,7 +36,7 @@
 #define TOFUTEX_FEATURES (TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | \
 			  TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP | \
 			  TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME | \
-			  TOFUTEX_FEAT_REQUEUE)
+			  TOFUTEX_FEAT_REQUEUE | TOFUTEX_FEAT_RWLOCK)
 
 static int tofutex_open(struct inode *inode, struct file *file)
 {
@@ -145,6 +145,12 @@ static long tofutex_ioctl(struct file *file, unsigned int cmd,
 		return tofutex_ioc_stats(table, argp);
 	case TOFUTEX_IOC_REQUEUE:
 		return tofutex_ioc_requeue(table, argp);
+	case TOFUTEX_IOC_RDLOCK:
+		return tofutex_ioc_rwlock(table, argp, false);
+	case TOFUTEX_IOC_WRLOCK:
+		return tofutex_ioc_rwlock(table, argp, true);
+	case TOFUTEX_IOC_RWUNLOCK:
+		return tofutex_ioc_rwunlock(table, argp);
 	default:
 		return -ENOTTY;
 	}

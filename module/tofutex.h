@@ -11,6 +11,9 @@
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
  * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
+ * rwlock.c   TOFUTEX_IOC_RDLOCK and WRLOCK: reader/writer locks
+ * rwunlock.c TOFUTEX_IOC_RWUNLOCK
+ * rwlock.h   the reader/writer lock queue that rwlock.c and rwunlock.c share
  * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  * debug.c    test-only windows, built with TOFUTEX_DEBUG_WINDOWS
@@ -42,6 +45,7 @@ struct tofutex_table;
 enum tofutex_state_kind {
 	TOFUTEX_STATE_LOCK,
 	TOFUTEX_STATE_WAIT,
+	TOFUTEX_STATE_RWLOCK,
 };
 
 /**
@@ -54,7 +58,8 @@ enum tofutex_state_kind {
  * @lock:    protects @waiters and the operation's fields below
  * @waiters: sleeping or spinning tasks, in arrival order (struct
  *           tofutex_waiter of lock.h in a LOCK state, struct
- *           tofutex_word_waiter of waitwake.c in a WAIT state)
+ *           tofutex_word_waiter of waitwake.c in a WAIT state, struct
+ *           tofutex_rw_waiter of rwlock.c in an RWLOCK state)
  * @handoff: the top lock waiter starves; the next unlock hands it the lock
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
  *           moved here (struct tofutex_word_waiter), in arrival order,
@@ -160,7 +165,10 @@ void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 /* lock.c */
 
 u64 tofutex_owner_check_ns(void);
+u64 tofutex_spin_ns(void);
+u64 tofutex_handoff_ns(void);
 struct task_struct *tofutex_owner_get(u32 tid);
+bool tofutex_owner_running(struct task_struct *owner);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
@@ -230,6 +238,16 @@ int tofutex_requeue_leave(struct tofutex_table *table,
 			  struct tofutex_state *home, int ret);
 u32 tofutex_requeue_release(struct tofutex_table *table, u32 __user *uaddr);
 void tofutex_requeue_rearm(struct tofutex_state *state, u32 __user *uaddr);
+
+/* rwlock.c */
+
+long tofutex_ioc_rwlock(struct tofutex_table *table,
+			struct tofutex_lock __user *argp, bool write);
+
+/* rwunlock.c */
+
+long tofutex_ioc_rwunlock(struct tofutex_table *table,
+			  struct tofutex_unlock __user *argp);
 
 /* main.c */
 

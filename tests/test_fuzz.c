@@ -27,10 +27,11 @@
  * units of this kernel's system-call cost (PACE_UNIT_NS), so that it takes
  * the same share of the machine in the distro and the debug kernel.
  *
- * Nothing may block for long: every LOCK, WAIT and SWAP that can sleep has
- * a deadline in the past or at most FUZZ_MAX_SLEEP_NS ahead. A call without
- * the deadline flag is only ever made with an invalid flag or reserved
- * field, which the ABI rejects before anything else. Argument structs that
+ * Nothing may block for long: every LOCK, RDLOCK, WRLOCK, WAIT and SWAP
+ * that can sleep has a deadline in the past or at most FUZZ_MAX_SLEEP_NS
+ * ahead. A call without the deadline flag is only ever made with an
+ * invalid flag or reserved field, which the ABI rejects before anything
+ * else. Argument structs that
  * another thread can change under the call (pages being remapped) are laid
  * out so that whatever the kernel reads keeps this property; see
  * churn_slot().
@@ -111,19 +112,23 @@ enum fuzz_op {
 	OP_SWAP,
 	OP_STATS,
 	OP_REQUEUE,
+	OP_RDLOCK,
+	OP_WRLOCK,
+	OP_RWUNLOCK,
 	OP_BADNR,	/* unknown number, wrong size, direction or magic */
 	NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
 	"VERSION", "LOCK", "UNLOCK", "WAIT", "WAKE", "SWAP", "STATS", "REQUEUE",
-	"bad-nr",
+	"RDLOCK", "WRLOCK", "RWUNLOCK", "bad-nr",
 };
 
 static const unsigned int real_cmds[OP_BADNR] = {
 	TOFUTEX_IOC_VERSION, TOFUTEX_IOC_LOCK, TOFUTEX_IOC_UNLOCK,
 	TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE, TOFUTEX_IOC_SWAP,
-	TOFUTEX_IOC_STATS, TOFUTEX_IOC_REQUEUE,
+	TOFUTEX_IOC_STATS, TOFUTEX_IOC_REQUEUE, TOFUTEX_IOC_RDLOCK,
+	TOFUTEX_IOC_WRLOCK, TOFUTEX_IOC_RWUNLOCK,
 };
 
 /* Outcome histogram columns. */
@@ -414,6 +419,10 @@ static bool op_offered(enum fuzz_op op)
 		return feature(TOFUTEX_FEAT_SWAP);
 	case OP_REQUEUE:
 		return feature(TOFUTEX_FEAT_REQUEUE);
+	case OP_RDLOCK:
+	case OP_WRLOCK:
+	case OP_RWUNLOCK:
+		return feature(TOFUTEX_FEAT_RWLOCK);
 	default:
 		return true;
 	}
@@ -440,6 +449,13 @@ static bool allowed(enum fuzz_op op, int e)
 	case OP_REQUEUE:
 		return e == 0 || e == EAGAIN || e == EINVAL || e == EFAULT ||
 		       e == ENOMEM;
+	case OP_RDLOCK:
+	case OP_WRLOCK:
+		return e == 0 || e == EDEADLK || e == EAGAIN || e == EPERM ||
+		       e == ETIMEDOUT || e == EINTR || e == EINVAL ||
+		       e == EFAULT || e == ENOMEM;
+	case OP_RWUNLOCK:
+		return e == 0 || e == EPERM || e == EINVAL || e == EFAULT;
 	default:
 		return e == ENOTTY;
 	}
@@ -508,7 +524,8 @@ static int addr_exact(enum fuzz_op op, enum aclass cls)
 		 * address meanwhile finds a word in use (EINVAL instead, see
 		 * addr_exact_alt()); UNLOCK's no-state path is that race.
 		 */
-		return op == OP_WAKE || op == OP_UNLOCK ? -1 : EFAULT;
+		return op == OP_WAKE || op == OP_UNLOCK || op == OP_RWUNLOCK ?
+		       -1 : EFAULT;
 	default:
 		return -1;
 	}
@@ -542,7 +559,9 @@ static unsigned char *churn_slot(unsigned int page, unsigned int slot,
 	unsigned int sub;
 
 	switch (op) {
-	case OP_LOCK: sub = SUB_LOCK; break;
+	case OP_LOCK:
+	case OP_RDLOCK:
+	case OP_WRLOCK: sub = SUB_LOCK; break;
 	case OP_WAIT: sub = SUB_WAIT; break;
 	case OP_SWAP: sub = SUB_SWAP; break;
 	default: sub = SUB_MISC; break;
@@ -563,11 +582,14 @@ static void safe_write(void *dst, const void *src, size_t n)
 static size_t ro_offset(enum fuzz_op op)
 {
 	switch (op) {
-	case OP_LOCK: return RO_LOCK;
+	case OP_LOCK:
+	case OP_RDLOCK:
+	case OP_WRLOCK: return RO_LOCK;
 	case OP_WAIT: return RO_WAIT;
 	case OP_SWAP: return RO_SWAP;
 	case OP_WAKE: return RO_WAKE;
-	case OP_UNLOCK: return RO_UNLOCK;
+	case OP_UNLOCK:
+	case OP_RWUNLOCK: return RO_UNLOCK;
 	case OP_VERSION: return RO_VERSION;
 	default: return RO_STATS;
 	}
@@ -693,6 +715,35 @@ static unsigned int gen_bad_cmd(struct rng *r, const char **what)
 	return cmd;
 }
 
+/*
+ * After a successful RDLOCK or WRLOCK: check the status, and mostly
+ * release (sometimes a read lock stays held for ever, or a write lock is
+ * left to a thread that exits).
+ */
+static void fuzz_rw_release(struct rng *r, struct fuzz_thread *t,
+			    struct call *c, const struct tofutex_lock *lk,
+			    enum aclass cls)
+{
+	uint32_t how = lk->status & TOFUTEX_STATUS_HOW_MASK;
+	struct tofutex_unlock u = { .uaddr = lk->uaddr };
+	long ret;
+	int e;
+
+	TCHECK(how >= TOFUTEX_STATUS_STOLEN && how <= TOFUTEX_STATUS_OWNER_DIED,
+	       "%s succeeded with status 0x%08x", op_names[c->op], lk->status);
+	if (cls != A_VALID || one_in(r, 4))
+		return;
+	ret = do_ioctl(TOFUTEX_IOC_RWUNLOCK, &u, &e);
+	t->calls++;
+	c->op = OP_RWUNLOCK;
+	c->cmd = TOFUTEX_IOC_RWUNLOCK;
+	c->arg = ARG_STACK;
+	/* Another thread's call may have made it a word of another kind. */
+	c->exact = -1;
+	c->what = "release after RDLOCK/WRLOCK";
+	check_result(t, c, ret, e);
+}
+
 static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 {
 	unsigned char buf[sizeof(union any_arg) + 16]
@@ -720,6 +771,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		c.what = invalid ? "invalid" : "valid";
 		break;
 	case OP_LOCK:
+	case OP_RDLOCK:
+	case OP_WRLOCK:
 		size = sizeof(a.lock);
 		a.lock.uaddr = gen_addr(r, &cls);
 		a.lock.flags = TOFUTEX_LOCK_DEADLINE | gen_bad_bit(r) |
@@ -736,6 +789,7 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 			a.lock.flags &= ~TOFUTEX_LOCK_DEADLINE;
 		break;
 	case OP_UNLOCK:
+	case OP_RWUNLOCK:
 		size = sizeof(a.unlock);
 		a.unlock.uaddr = gen_addr(r, &cls);
 		a.unlock.flags = gen_bad_bit(r) | (one_in(r, 40) ? 1 : 0);
@@ -835,7 +889,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		break;
 	}
 
-	if (c.op >= OP_LOCK && c.op <= OP_SWAP) {
+	if ((c.op >= OP_LOCK && c.op <= OP_SWAP) ||
+	    (c.op >= OP_RDLOCK && c.op <= OP_RWUNLOCK)) {
 		if (invalid) {
 			c.exact = EINVAL;
 			c.what = "invalid flags or reserved";
@@ -910,8 +965,10 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 			c.what = "release after LOCK";
 			check_result(t, &c, ret, e);
 		}
-	} else if (c.op == OP_UNLOCK) {
-		TCHECK(a.unlock.woken <= 1, "UNLOCK: woken %u",
+	} else if (c.op == OP_RDLOCK || c.op == OP_WRLOCK) {
+		fuzz_rw_release(r, t, &c, &a.lock, cls);
+	} else if (c.op == OP_UNLOCK || c.op == OP_RWUNLOCK) {
+		TCHECK(a.unlock.woken <= 1, "%s: woken %u", op_names[c.op],
 		       a.unlock.woken);
 	} else if (c.op == OP_SWAP) {
 		TCHECK(a.swap.woken <= 1, "SWAP: woken %u", a.swap.woken);

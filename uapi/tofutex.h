@@ -62,6 +62,7 @@
 #define TOFUTEX_FEAT_STATS	(1ULL << 4)
 #define TOFUTEX_FEAT_CLOCK_REALTIME	(1ULL << 5)
 #define TOFUTEX_FEAT_REQUEUE	(1ULL << 6)
+#define TOFUTEX_FEAT_RWLOCK	(1ULL << 7)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -258,6 +259,63 @@ struct tofutex_requeue {
 	__aligned_u64 reserved;
 };
 
+/*
+ * Reader/writer locks
+ * -------------------
+ * A TO reader/writer lock is a naturally aligned __u32 in the caller's
+ * private memory:
+ *
+ *   0                          free
+ *   bits 0-27  (RW_COUNT_MASK) without RW_SHARED: the writer's TID, as for
+ *                              a TO lock; with RW_SHARED: the number of
+ *                              readers holding it (at least 1)
+ *   bit  28    RW_HANDOFF      a writer starves: readers must not join a
+ *                              reader-owned word, they call
+ *                              TOFUTEX_IOC_RDLOCK and queue behind it
+ *   bit  29    RW_SHARED       owned by readers
+ *   bit  30                    must be 0 (EINVAL)
+ *   bit  31    WAITERS         as for a TO lock: a waiter may be asleep in
+ *                              the kernel; the last owner out must call
+ *                              TOFUTEX_IOC_RWUNLOCK
+ *
+ * A writer-owned word is a TO lock word (TID | WAITERS): PID_MAX_LIMIT is
+ * 2^22, so a TID never reaches bit 28. User space write-locks with
+ * cmpxchg(word, 0, TID) and unlocks with cmpxchg(word, TID, 0); it
+ * read-locks with cmpxchg(word, 0, RW_SHARED | 1) or, on a word with
+ * RW_SHARED and neither RW_HANDOFF nor a full count, cmpxchg(word, w,
+ * w + 1), and read-unlocks with cmpxchg(word, w, w - 1) while the count
+ * is above 1, or cmpxchg(word, RW_SHARED | 1, 0) for the last reader.
+ * Only when these fail (the lock is held, or the last owner finds
+ * WAITERS) does it call TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK or
+ * TOFUTEX_IOC_RWUNLOCK, with the word as it is: the kernel does the
+ * decrement or release itself. Only the kernel sets WAITERS and
+ * RW_HANDOFF. See tofutex(4).
+ *
+ * TOFUTEX_IOC_RDLOCK and TOFUTEX_IOC_WRLOCK take struct tofutex_lock, with
+ * the flags, deadlines and status of TOFUTEX_IOC_LOCK; a reader that was
+ * given the lock by the kernel together with the other queued readers
+ * reports TOFUTEX_STATUS_HANDOFF. They return 0 with the lock held, or -1
+ * with errno EDEADLK (the caller holds it for writing), EAGAIN (RDLOCK:
+ * the reader count is full), EPERM (the word holds the TID of a thread of
+ * another process), ETIMEDOUT, EINTR, EINVAL (also: bit 30 set, or the
+ * word in use as another kind of word), EFAULT, ENOMEM or EBADFD. A
+ * writer that exited holding the lock is noticed by a waiter, which takes
+ * the lock and reports TOFUTEX_STATUS_OWNER_DIED; the word keeps no
+ * OWNER_DIED bit. Readers are a count, not a list: a reader that exits
+ * holding the lock holds it for ever.
+ *
+ * TOFUTEX_IOC_RWUNLOCK takes struct tofutex_unlock: the caller's write
+ * lock, or one read lock, is released; when that frees the word, the
+ * kernel hands it to a starving writer, or to every queued reader at once,
+ * or releases it and wakes the first waiter. It returns 0, or -1 with
+ * errno EPERM (the word is not held for writing by the caller nor for
+ * reading), EINVAL, EFAULT or EBADFD. Needs TOFUTEX_FEAT_RWLOCK.
+ */
+#define TOFUTEX_RW_COUNT_MASK	0x0fffffffU
+#define TOFUTEX_RW_HANDOFF	0x10000000U
+#define TOFUTEX_RW_SHARED	0x20000000U
+#define TOFUTEX_RW_RESERVED	0x40000000U
+
 /* TOFUTEX_IOC_STATS scopes (flags). */
 #define TOFUTEX_STATS_PROCESS	0U	/* the caller's process */
 /* Every process since load; needs CAP_SYS_ADMIN, else EPERM. */
@@ -267,8 +325,8 @@ struct tofutex_requeue {
  * struct tofutex_stats - TOFUTEX_IOC_STATS argument
  * @flags:        in: TOFUTEX_STATS_PROCESS or TOFUTEX_STATS_GLOBAL
  * @pad:          must be 0
- * @lock_calls:   TOFUTEX_IOC_LOCK calls
- * @unlock_calls: TOFUTEX_IOC_UNLOCK calls
+ * @lock_calls:   TOFUTEX_IOC_LOCK, RDLOCK and WRLOCK calls
+ * @unlock_calls: TOFUTEX_IOC_UNLOCK and RWUNLOCK calls
  * @spins:        times a top waiter spun on a running owner
  * @sleeps:       times a lock waiter went to sleep
  * @steals:       locks taken on entry to TOFUTEX_IOC_LOCK or by spinning
@@ -312,5 +370,8 @@ struct tofutex_stats {
 #define TOFUTEX_IOC_SWAP	_IOWR(TOFUTEX_IOC_MAGIC, 0x05, struct tofutex_swap)
 #define TOFUTEX_IOC_STATS	_IOWR(TOFUTEX_IOC_MAGIC, 0x06, struct tofutex_stats)
 #define TOFUTEX_IOC_REQUEUE	_IOWR(TOFUTEX_IOC_MAGIC, 0x07, struct tofutex_requeue)
+#define TOFUTEX_IOC_RDLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x08, struct tofutex_lock)
+#define TOFUTEX_IOC_WRLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x09, struct tofutex_lock)
+#define TOFUTEX_IOC_RWUNLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x0a, struct tofutex_unlock)
 
 #endif /* _UAPI_LINUX_TOFUTEX_H */

@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - throughput-optimised reader/writer locks: TOFUTEX_IOC_RDLOCK
+ * and TOFUTEX_IOC_WRLOCK. The release side, TOFUTEX_IOC_RWUNLOCK, and the
+ * grant of the word to queued readers are rwunlock.c; the queue both use
+ * is rwlock.h.
+ *
+ * The word (uapi/tofutex.h) holds a writer's TID, or RW_SHARED and a
+ * reader count, plus WAITERS and RW_HANDOFF. User space takes and releases
+ * it with cmpxchg and calls in here only under contention.
+ *
+ * Lifetimes and locking
+ * ---------------------
+ * A word's kernel state (table.c, kind TOFUTEX_STATE_RWLOCK) exists while
+ * a task is inside one of these ioctls on it. Every task in RDLOCK or
+ * WRLOCK queues a struct tofutex_rw_waiter, on its stack, on
+ * state->waiters in arrival order, and leaves before the ioctl returns;
+ * a struct tofutex_rw_call lives on the stack of one call. The queue's
+ * locking rules are in rwlock.h. The word is read and written
+ * under state->lock only with page faults disabled; on a fault the lock is
+ * dropped, the page faulted in (uaccess.c) and the pass done again. No
+ * other lock is taken under state->lock.
+ *
+ * The top waiter
+ * --------------
+ * As for TO locks (lock.c), only the first waiter competes; the others
+ * sleep until it leaves and wakes the next, or until they are given the
+ * lock. The top waiter
+ *
+ * - on a writer-owned word, spins while the writer runs on a CPU, for at
+ *   most spin_ns per writer, and else sets WAITERS and sleeps, looking at
+ *   the writer every owner_check_ns: a writer that exited (a TID that names
+ *   no thread, or an exiting one) has its TID cleared, and the caller
+ *   reports TOFUTEX_STATUS_OWNER_DIED when it takes the word; a TID of
+ *   another process's thread fails with -EPERM, as for TO locks;
+ * - as a writer on a reader-owned word, spins while the reader count keeps
+ *   moving: the spin ends once the word stood still for spin_ns, the
+ *   price of a sleep and wake-up (lock.c explains the figure). Readers
+ *   cannot be watched as a writer can: the count says how many, not who;
+ * - as a reader on a free or reader-owned word, takes it for itself and
+ *   for every queued reader in one cmpxchg, and wakes them: queued readers
+ *   enter together.
+ *
+ * Writers do not starve
+ * ---------------------
+ * Readers join a reader-owned word in user space, so a stream of readers
+ * can keep a writer out for ever. A top waiter that queued handoff_ns ago
+ * or longer sets state->handoff and WAITERS, and, as a writer on a
+ * reader-owned word, RW_HANDOFF: from then on new readers queue in the
+ * kernel behind it, the count can only fall, and the last reader's
+ * RWUNLOCK writes the writer's TID into the word (it never passes through
+ * "free", so nobody can steal it) and wakes it. A writer top waiter sleeps
+ * at most until it starves, so that it can raise RW_HANDOFF while readers
+ * keep the word. A writer that leaves the queue without the lock
+ * (deadline, signal) may leave RW_HANDOFF behind; readers then take the
+ * slow path, where the top reader ignores and clears it.
+ *
+ * Loops and signals
+ * -----------------
+ * Every pass of a loop here re-reads the word and re-checks with the
+ * cmpxchg that acts on it. A word that keeps changing (a buggy program)
+ * does not keep the caller in the kernel: the top waiter's loop checks for
+ * a signal and the deadline and offers the CPU on each pass, and its spins
+ * end on need_resched() or a signal. Sleeps are TASK_INTERRUPTIBLE; a
+ * signal ends RDLOCK and WRLOCK with -ERESTARTSYS (the deadline is
+ * absolute, so a restart does not extend it).
+ */
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/uaccess.h>
+
+#include "lock.h"
+#include "rwlock.h"
+#include "tofutex.h"
+
+/**
+ * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
+ * @table:      the caller's process table
+ * @state:      the word's state, with a use held
+ * @uaddr:      the word
+ * @deadline:   when the call gives up
+ * @waiter:     the caller's queue entry
+ * @sleeps:     how often the caller slept
+ * @owner_died: the caller cleared a dead writer's TID
+ */
+struct tofutex_rw_call {
+	struct tofutex_table *table;
+	struct tofutex_state *state;
+	u32 __user *uaddr;
+	struct tofutex_deadline deadline;
+	struct tofutex_rw_waiter waiter;
+	unsigned int sleeps;
+	bool owner_died;
+};
+
+/**
+ * tofutex_rw_take() - take the word on entry, as a thief
+ * @uaddr: the word
+ * @vpid:  the caller's TID
+ * @write: for writing
+ * @word:  in: the value last read; out: the value found
+ *
+ * WAITERS is kept, since a sleeper may rely on it. A reader does not join
+ * a word with RW_HANDOFF: a writer starves, and the reader queues.
+ *
+ * May sleep (faults in the page).
+ *
+ * Return: 1 when taken, 0 when held in a way that excludes the caller,
+ * TOFUTEX_RW_CHANGED, -EDEADLK (the caller holds it for writing), -EAGAIN
+ * (the reader count is full), -EINVAL (bit 30 set), -EFAULT, -EINTR.
+ */
+static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
+			   u32 *word)
+{
+	u32 w = *word, newval, cur;
+	int ret;
+
+	if (w & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	if (tofutex_rw_tid(w) == vpid)
+		return -EDEADLK;
+	if (write && !tofutex_rw_free(w))
+		return 0;
+	if (!write && (tofutex_rw_tid(w) || (w & TOFUTEX_RW_HANDOFF)))
+		return 0;
+	if (!write && tofutex_rw_readers(w) == TOFUTEX_RW_COUNT_MASK)
+		return -EAGAIN;
+
+	if (write)
+		newval = vpid | (w & TOFUTEX_WAITERS);
+	else
+		newval = TOFUTEX_RW_SHARED | (tofutex_rw_readers(w) + 1) |
+			 (w & TOFUTEX_WAITERS);
+	ret = tofutex_word_cmpxchg(uaddr, &cur, w, newval);
+	if (ret)
+		return ret;
+	*word = cur;
+	return cur == w ? 1 : TOFUTEX_RW_CHANGED;
+}
+
+/* Has the lock been given to the caller? Read without state->lock. */
+static bool tofutex_rw_granted(struct tofutex_rw_call *c)
+{
+	/* Pairs with the granter's store: the word it wrote is seen too. */
+	return smp_load_acquire(&c->waiter.granted);
+}
+
+/* Why a sleep must end now rather than begin: a signal or the deadline. */
+static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
+{
+	if (signal_pending(current))
+		return -ERESTARTSYS;
+	if (tofutex_deadline_passed(&c->deadline))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/* When the caller starves (ns, monotonic). */
+static u64 tofutex_rw_starve_at(struct tofutex_rw_call *c)
+{
+	return c->waiter.since + tofutex_handoff_ns();
+}
+
+/**
+ * tofutex_rw_starving() - has the top waiter waited handoff_ns?
+ * @c: the call
+ *
+ * Sets state->handoff when it has, for RWUNLOCK to see.
+ *
+ * Return: true when the caller starves.
+ */
+static bool tofutex_rw_starving(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+	bool starving = ktime_get_ns() >= tofutex_rw_starve_at(c);
+
+	if (starving) {
+		spin_lock(&state->lock);
+		state->handoff = true;
+		spin_unlock(&state->lock);
+	}
+	return starving;
+}
+
+/**
+ * tofutex_rw_block() - set WAITERS and sleep until woken
+ * @c:      the call
+ * @owner:  the writer named by @word (reference held), or NULL on a
+ *          reader-owned word
+ * @word:   the word as last read
+ * @max_ns: longest sleep, 0 for up to the deadline
+ *
+ * The ordering against RWUNLOCK is lock.c's tofutex_block(): the task
+ * state is set before the cmpxchg that sets WAITERS (done also when it is
+ * set already, as the re-check), so a release and wake-up after it makes
+ * schedule() return at once; a release before it makes it fail. A grant
+ * is looked for after the task state is set, for the same reason.
+ *
+ * Return: 0 to look at the word again, -ERESTARTSYS, -ETIMEDOUT, -EFAULT,
+ * -EINTR.
+ */
+static int tofutex_rw_block(struct tofutex_rw_call *c,
+			    struct task_struct *owner, u32 word, u64 max_ns)
+{
+	u32 cur;
+	int ret;
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (tofutex_rw_granted(c)) {
+		__set_current_state(TASK_RUNNING);
+		return 0;
+	}
+	ret = tofutex_word_cmpxchg_inatomic(c->uaddr, &cur, word,
+					    word | TOFUTEX_WAITERS);
+	if (ret || cur != word) {
+		__set_current_state(TASK_RUNNING);
+		return ret ? tofutex_word_fault_in(c->uaddr, true) : 0;
+	}
+	ret = tofutex_rw_interrupted(c);
+	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
+		__set_current_state(TASK_RUNNING);
+		return ret;
+	}
+	tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
+	c->sleeps++;
+	if (max_ns)
+		tofutex_schedule_poll(&c->deadline, max_ns);
+	else
+		tofutex_schedule_until(&c->deadline);
+	return 0;
+}
+
+/**
+ * tofutex_rw_spin() - spin while the writer runs or the readers move
+ * @c:     the call
+ * @owner: the writer (reference held), or NULL to watch the reader count
+ * @word:  in: the word as last read; out: the value that ended the spin
+ *
+ * On a writer: until the word changes, for at most spin_ns. On readers:
+ * while the count keeps moving, until it stood still for spin_ns; a
+ * writer that is not yet starving stops when it starts to, to raise
+ * RW_HANDOFF. Both end on need_resched() or a signal. Runs preemptible and
+ * holds no lock.
+ *
+ * Return: 0 when the word is to be looked at again, 1 when the caller
+ * should sleep, -EFAULT, -EINTR.
+ */
+static int tofutex_rw_spin(struct tofutex_rw_call *c,
+			   struct task_struct *owner, u32 *word)
+{
+	u64 budget = tofutex_spin_ns(), now = ktime_get_ns();
+	u64 starve_at = U64_MAX, end = now + budget;
+	u32 seen = *word;
+	int ret;
+
+	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
+		starve_at = tofutex_rw_starve_at(c);
+	tofutex_count(c->table, TOFUTEX_CNT_SPINS);
+	for (;;) {
+		ret = tofutex_word_read(c->uaddr, word);
+		if (ret)
+			return ret;
+		now = ktime_get_ns();
+		if (*word != seen) {
+			if (owner || !tofutex_rw_readers(*word))
+				return 0;
+			seen = *word;
+			end = now + budget;
+		}
+		if (owner && !tofutex_owner_running(owner))
+			return 1;
+		if (now >= starve_at)
+			return 0;
+		if (now >= end || need_resched() || signal_pending(current))
+			return 1;
+		cpu_relax();
+	}
+}
+
+/**
+ * tofutex_rw_on_writer() - wait on a writer-owned word
+ * @c:    the call, whose caller is top waiter
+ * @word: the word, naming a writer that is not the caller
+ *
+ * Return: 0 to look at the word again, or a negative error (-EPERM: the
+ * writer is another process's thread).
+ */
+static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
+{
+	struct task_struct *owner;
+	u32 cur;
+	int ret;
+
+	owner = tofutex_owner_get(tofutex_rw_tid(word));
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	if (!owner) {
+		/* The exact value judged dead, or nothing. */
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, 0);
+		if (!ret && cur == word)
+			c->owner_died = true;
+		return ret;
+	}
+	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
+					   word | TOFUTEX_WAITERS);
+		if (ret || cur != word)
+			goto out;
+		word |= TOFUTEX_WAITERS;
+	}
+	ret = 1;
+	if (tofutex_owner_running(owner))
+		ret = tofutex_rw_spin(c, owner, &word);
+	if (ret == 1)
+		ret = tofutex_rw_block(c, owner, word, tofutex_owner_check_ns());
+out:
+	put_task_struct(owner);
+	return ret;
+}
+
+/**
+ * tofutex_rw_on_readers() - a writer top waiter on a reader-owned word
+ * @c:    the call
+ * @word: the word, reader-owned
+ *
+ * A starving writer raises RW_HANDOFF and WAITERS first, and then sleeps
+ * until the last reader's RWUNLOCK gives it the word; before that it
+ * sleeps at most until it starves.
+ *
+ * Return: 0 to look at the word again, or a negative error.
+ */
+static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
+{
+	u32 want = word | TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS, cur;
+	u64 now, max_ns = 0;
+	int ret;
+
+	if (tofutex_rw_starving(c) && word != want) {
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, want);
+		if (ret || cur != word)
+			return ret;
+		word = want;
+	}
+	ret = tofutex_rw_spin(c, NULL, &word);
+	if (ret != 1)
+		return ret;
+	if (!(word & TOFUTEX_RW_HANDOFF)) {
+		now = ktime_get_ns();
+		max_ns = max_t(u64, tofutex_rw_starve_at(c), now + 1) - now;
+	}
+	return tofutex_rw_block(c, NULL, word, max_ns);
+}
+
+/**
+ * tofutex_rw_take_readers() - a reader top waiter takes a free or
+ * reader-owned word for every queued reader
+ * @c:    the call
+ * @word: the word as last read, not writer-owned
+ *
+ * Return: 1 when the caller holds the word, 0 to look again, -EAGAIN,
+ * -EFAULT, -EINTR.
+ */
+static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
+{
+	struct tofutex_state *state = c->state;
+	int ret;
+
+	spin_lock(&state->lock);
+	ret = tofutex_word_read_inatomic(c->uaddr, &word);
+	if (!ret && tofutex_rw_tid(word))
+		ret = TOFUTEX_RW_CHANGED;
+	else if (!ret)
+		ret = tofutex_rw_grant_readers(state, c->uaddr, word,
+					       tofutex_rw_readers(word));
+	spin_unlock(&state->lock);
+	if (ret == 1)
+		tofutex_rw_wake_granted(state);
+	if (ret == -EFAULT)
+		return tofutex_word_fault_in(c->uaddr, true);
+	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
+}
+
+/**
+ * tofutex_rw_compete_once() - one pass of the top waiter
+ * @c:    the call
+ * @word: the word as just read
+ * @how:  out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 1 when the caller holds the word, 0 to look again, else a
+ * negative error.
+ */
+static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
+				   u32 *how)
+{
+	u32 cur;
+	int ret;
+
+	if (word & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	if (tofutex_rw_tid(word) == c->waiter.vpid)
+		return -EDEADLK;
+	if (tofutex_rw_tid(word))
+		return tofutex_rw_on_writer(c, word);
+	if (!c->waiter.write) {
+		ret = tofutex_rw_take_readers(c, word);
+	} else if (tofutex_rw_free(word)) {
+		/* The top waiter leaves: WAITERS and RW_HANDOFF go. */
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
+					   c->waiter.vpid);
+		if (!ret)
+			ret = cur == word;
+	} else {
+		return tofutex_rw_on_readers(c, word);
+	}
+	if (ret == 1)
+		*how = c->owner_died ? TOFUTEX_STATUS_OWNER_DIED :
+		       c->sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
+	return ret;
+}
+
+/**
+ * tofutex_rw_compete() - the top waiter's loop
+ * @c:   the call
+ * @how: out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 1 when the caller holds the word, else a negative error.
+ */
+static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
+{
+	u32 word;
+	int ret;
+
+	for (;;) {
+		if (tofutex_rw_granted(c)) {
+			*how = TOFUTEX_STATUS_HANDOFF;
+			return 1;
+		}
+		ret = tofutex_word_read(c->uaddr, &word);
+		if (ret)
+			return ret;
+		ret = tofutex_rw_compete_once(c, word, how);
+		if (ret)
+			return ret;
+		ret = tofutex_rw_interrupted(c);
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+}
+
+/* Is the caller first in the queue, or was it given the lock? */
+static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+	bool top;
+
+	spin_lock(&state->lock);
+	top = c->waiter.granted ||
+	      list_first_entry(&state->waiters, struct tofutex_rw_waiter,
+			       node) == &c->waiter;
+	spin_unlock(&state->lock);
+	return top;
+}
+
+/**
+ * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
+ * @c: the call
+ *
+ * As lock.c's tofutex_wait_for_top(): the task state is set before the
+ * check, and both a promotion and a grant wake the caller after it.
+ *
+ * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
+ */
+static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
+{
+	int ret;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (tofutex_rw_is_top(c))
+			break;
+		ret = tofutex_rw_interrupted(c);
+		if (ret) {
+			__set_current_state(TASK_RUNNING);
+			return ret;
+		}
+		tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
+		c->sleeps++;
+		tofutex_schedule_until(&c->deadline);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
+{
+	struct tofutex_state *state = c->state;
+
+	c->waiter.task = current;
+	c->waiter.since = ktime_get_ns();
+	spin_lock(&state->lock);
+	list_add_tail(&c->waiter.node, &state->waiters);
+	spin_unlock(&state->lock);
+}
+
+/**
+ * tofutex_rw_dequeue() - leave the queue, waking the next waiter
+ * @c:   the call
+ * @ret: the result so far
+ * @how: the status so far; HANDOFF when a grant raced with a signal or
+ *       the deadline
+ *
+ * Return: @ret, or 1 when the caller was given the lock meanwhile: a
+ * grant is never lost.
+ */
+static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
+{
+	struct tofutex_state *state = c->state;
+	struct tofutex_rw_waiter *next;
+	struct task_struct *wake = NULL;
+	bool was_top;
+
+	spin_lock(&state->lock);
+	if (ret < 0 && c->waiter.granted) {
+		ret = 1;
+		*how = TOFUTEX_STATUS_HANDOFF;
+	}
+	was_top = list_first_entry(&state->waiters, struct tofutex_rw_waiter,
+				   node) == &c->waiter;
+	list_del(&c->waiter.node);
+	if (was_top) {
+		state->handoff = false;
+		next = list_first_entry_or_null(&state->waiters,
+						struct tofutex_rw_waiter, node);
+		if (next)
+			wake = get_task_struct(next->task);
+	}
+	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
+	return ret;
+}
+
+static void tofutex_rw_count_taken(struct tofutex_table *table, u32 how)
+{
+	switch (how) {
+	case TOFUTEX_STATUS_STOLEN:
+	case TOFUTEX_STATUS_SPUN:
+		tofutex_count(table, TOFUTEX_CNT_STEALS);
+		break;
+	case TOFUTEX_STATUS_HANDOFF:
+		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
+		break;
+	case TOFUTEX_STATUS_OWNER_DIED:
+		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
+		break;
+	}
+}
+
+/**
+ * tofutex_rw_lock_slow() - queue on the word's state and compete for it
+ * @c:   the call
+ * @how: out: TOFUTEX_STATUS_* when taken
+ *
+ * Return: 0 when the caller holds the word, else a negative error.
+ */
+static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
+{
+	int ret;
+
+	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
+				     true);
+	if (IS_ERR(c->state))
+		return PTR_ERR(c->state);
+
+	tofutex_rw_enqueue(c);
+	ret = tofutex_rw_wait_for_top(c);
+	if (!ret)
+		ret = tofutex_rw_compete(c, how);
+	ret = tofutex_rw_dequeue(c, ret, how);
+	tofutex_state_put(c->table, c->state);
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * tofutex_rw_lock() - take a reader/writer lock
+ * @table:    the caller's process table
+ * @uaddr:    the word, checked by tofutex_word_check()
+ * @write:    for writing
+ * @deadline: when the call gives up
+ * @status:   out: TOFUTEX_STATUS_* and sleep count on success
+ *
+ * Return: 0, or -EDEADLK, -EAGAIN, -EPERM, -ETIMEDOUT, -ERESTARTSYS,
+ * -EINVAL, -EFAULT, -EINTR, -ENOMEM.
+ */
+static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
+			   bool write, const struct tofutex_deadline *deadline,
+			   u32 *status)
+{
+	struct tofutex_rw_call c = {
+		.table = table,
+		.uaddr = uaddr,
+		.deadline = *deadline,
+		.waiter.vpid = task_pid_vnr(current),
+		.waiter.write = write,
+	};
+	u32 word, how = TOFUTEX_STATUS_STOLEN;
+	int ret;
+
+	ret = tofutex_word_read(uaddr, &word);
+	if (ret)
+		return ret;
+	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word);
+	if (ret == 1)
+		ret = 0;
+	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)
+		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
+			tofutex_rw_lock_slow(&c, &how);
+
+	if (!ret) {
+		tofutex_rw_count_taken(table, how);
+		*status = how | (min_t(u32, c.sleeps,
+				       TOFUTEX_STATUS_SLEEPS_MAX)
+				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
+	} else if (ret == -ETIMEDOUT) {
+		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
+	}
+	return ret;
+}
+
+/**
+ * tofutex_ioc_rwlock() - TOFUTEX_IOC_RDLOCK and TOFUTEX_IOC_WRLOCK
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_lock
+ * @write: WRLOCK
+ *
+ * The status is written once before locking, so that an argument that
+ * cannot take it fails before anything is locked; once the word is taken
+ * the call succeeds, as lock.c's tofutex_ioc_lock() explains.
+ *
+ * Return: 0 or a negative error, see tofutex_rw_lock().
+ */
+long tofutex_ioc_rwlock(struct tofutex_table *table,
+			struct tofutex_lock __user *argp, bool write)
+{
+	struct tofutex_deadline deadline;
+	struct tofutex_lock arg;
+	u32 __user *uaddr;
+	u32 status = 0;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (!ret)
+		ret = tofutex_deadline_init(&deadline,
+					    arg.flags & TOFUTEX_LOCK_DEADLINE,
+					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
+					    arg.deadline_ns);
+	if (ret)
+		return ret;
+	if (put_user(status, &argp->status))
+		return -EFAULT;
+
+	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
+	ret = tofutex_rw_lock(table, uaddr, write, &deadline, &status);
+	if (!ret && put_user(status, &argp->status))
+		pr_debug("tofutex: RDLOCK/WRLOCK status lost: argument not writable\n");
+	return ret;
+}
+

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tofutex - the reader/writer lock's queue and word, shared by rwlock.c
+ * (TOFUTEX_IOC_RDLOCK, WRLOCK) and rwunlock.c (TOFUTEX_IOC_RWUNLOCK); no
+ * other file uses it.
+ *
+ * Locking and lifetimes: state->lock protects state->waiters,
+ * state->handoff and every waiter's @granted and @wake_taken. A waiter is
+ * on the list only while its task is inside RDLOCK or WRLOCK holding a
+ * use of the state, so whoever finds it there under state->lock may take
+ * a reference on its task and wake it after dropping the lock (lock.h's
+ * tofutex_wake_task()). @granted only ever goes from false to true, under
+ * state->lock, after the cmpxchg that gave the waiter the word; the waiter
+ * reads it with an acquire. The word is touched under state->lock only
+ * with page faults disabled.
+ */
+#ifndef _TOFUTEX_RWLOCK_H
+#define _TOFUTEX_RWLOCK_H
+
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+
+#include "tofutex.h"
+
+/* A cmpxchg found the word changed: look again. */
+#define TOFUTEX_RW_CHANGED	2
+
+/**
+ * struct tofutex_rw_waiter - a task inside RDLOCK or WRLOCK
+ * @node:       entry in state->waiters
+ * @task:       the waiting task
+ * @vpid:       its TID, as written into the word for a writer
+ * @write:      it wants the word for writing
+ * @granted:    the lock was given to it: it holds the word now
+ * @wake_taken: a granter took a reference to wake it
+ * @since:      when it queued (ns, monotonic)
+ */
+struct tofutex_rw_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	u32 vpid;
+	bool write;
+	bool granted;
+	bool wake_taken;
+	u64 since;
+};
+
+/* The writer's TID, 0 when the word is free or reader-owned. */
+static inline u32 tofutex_rw_tid(u32 word)
+{
+	return (word & TOFUTEX_RW_SHARED) ? 0 : word & TOFUTEX_RW_COUNT_MASK;
+}
+
+/* The reader count, 0 when the word is free or writer-owned. */
+static inline u32 tofutex_rw_readers(u32 word)
+{
+	return (word & TOFUTEX_RW_SHARED) ? word & TOFUTEX_RW_COUNT_MASK : 0;
+}
+
+/* Neither a writer nor a reader holds it. */
+static inline bool tofutex_rw_free(u32 word)
+{
+	return !(word & TOFUTEX_RW_COUNT_MASK);
+}
+
+int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+			     u32 word, u32 held);
+void tofutex_rw_wake_granted(struct tofutex_state *state);
+
+#endif /* _TOFUTEX_RWLOCK_H */

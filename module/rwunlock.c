@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - throughput-optimised reader/writer locks, the release side:
+ * TOFUTEX_IOC_RWUNLOCK, and the grant of the word to queued readers that
+ * both it and a reader top waiter (rwlock.c) use. rwlock.c describes the
+ * queue and the top waiter; rwlock.h the locking rules.
+ *
+ * RWUNLOCK releases the caller's write lock or one read lock. When that
+ * frees the word and waiters are queued, it gives the word to a starving
+ * writer top waiter, or to every queued reader if the first waiter is a
+ * reader, or else releases it and wakes the writer top waiter, which then
+ * takes the word unless a thief was faster: throughput first, as for TO
+ * locks. A word with no state is released under the bucket lock
+ * (tofutex_state_get_or()), as unlock.c explains.
+ *
+ * Locking: the word is read and released under state->lock, so that the
+ * waiters found there are the ones the release is for; user words are
+ * touched there only with page faults disabled, and on a fault the lock
+ * is dropped, the page faulted in (uaccess.c) and the pass done again.
+ *
+ * Retries and signals: a pass whose cmpxchg found the word changed did
+ * nothing and is retried, offering the CPU each time; after a signal the
+ * call restarts (-ERESTARTNOINTR: an unlock is never given up half done).
+ * Granted readers are woken in batches of TOFUTEX_RW_WAKE_BATCH, with a
+ * scheduling point between batches.
+ */
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/uaccess.h>
+
+#include "lock.h"
+#include "rwlock.h"
+#include "tofutex.h"
+
+/* Granted readers woken per hold of state->lock, as WAKE's batches. */
+#define TOFUTEX_RW_WAKE_BATCH	8
+
+/**
+ * tofutex_rw_grant_readers() - give the word to every queued reader
+ * @state: the word's state, with state->lock held
+ * @uaddr: the word
+ * @word:  the word as read under state->lock
+ * @held:  readers that keep holding it: the count of @word, or 0 when the
+ *         caller's RWUNLOCK is freeing it
+ *
+ * One cmpxchg adds every reader that is queued and not yet given the lock
+ * to the count; RW_HANDOFF (stale, when a reader is first in the queue)
+ * and WAITERS go, since only a top waiter relies on WAITERS and the
+ * readers are leaving. The caller wakes them with
+ * tofutex_rw_wake_granted() after dropping state->lock.
+ *
+ * Return: 1 when given, TOFUTEX_RW_CHANGED, -EAGAIN when the count would
+ * overflow, -EFAULT.
+ */
+int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+			     u32 word, u32 held)
+{
+	struct tofutex_rw_waiter *w;
+	u32 n = 0, cur;
+
+	lockdep_assert_held(&state->lock);
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->write && !w->granted)
+			n++;
+	if (n > TOFUTEX_RW_COUNT_MASK - held)
+		return -EAGAIN;
+	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
+					  TOFUTEX_RW_SHARED | (held + n)))
+		return -EFAULT;
+	if (cur != word)
+		return TOFUTEX_RW_CHANGED;
+	list_for_each_entry(w, &state->waiters, node) {
+		if (w->write)
+			continue;
+		/* After the cmpxchg: tofutex_rw_granted() reads it unlocked. */
+		smp_store_release(&w->granted, true);
+	}
+	return 1;
+}
+
+/**
+ * tofutex_rw_wake_granted() - wake the readers given the lock
+ * @state: the word's state, with a use held and state->lock not held
+ *
+ * Takes at most a batch of waiters per hold of state->lock and wakes them
+ * after dropping it, with a scheduling point between batches. A granted
+ * waiter holds the lock and must be woken whatever happens to the caller
+ * (no fatal-signal exit): each waiter is granted once and its wake-up
+ * taken once, by whichever granter finds it first, so the loop ends when
+ * the readers of the process's own threads granted so far are woken.
+ */
+void tofutex_rw_wake_granted(struct tofutex_state *state)
+{
+	struct task_struct *tasks[TOFUTEX_RW_WAKE_BATCH];
+	struct tofutex_rw_waiter *w;
+	unsigned int n, i;
+
+	do {
+		n = 0;
+		spin_lock(&state->lock);
+		list_for_each_entry(w, &state->waiters, node) {
+			if (!w->granted || w->wake_taken || w->task == current)
+				continue;
+			w->wake_taken = true;
+			tasks[n++] = get_task_struct(w->task);
+			if (n == TOFUTEX_RW_WAKE_BATCH)
+				break;
+		}
+		spin_unlock(&state->lock);
+		for (i = 0; i < n; i++)
+			tofutex_wake_task(tasks[i]);
+		if (n == TOFUTEX_RW_WAKE_BATCH)
+			cond_resched();
+	} while (n == TOFUTEX_RW_WAKE_BATCH);
+}
+
+/**
+ * struct tofutex_rw_unlocker - one RWUNLOCK call, on the caller's stack
+ * @uaddr: the word
+ * @vpid:  the caller's TID
+ * @wake:  a writer to wake after dropping state->lock, reference held
+ */
+struct tofutex_rw_unlocker {
+	u32 __user *uaddr;
+	u32 vpid;
+	struct task_struct *wake;
+};
+
+/**
+ * tofutex_rw_release() - the word after the caller's release
+ * @word:  the word as read
+ * @vpid:  the caller's TID
+ * @freed: out: no writer or reader holds it any more
+ *
+ * Return: the new word (WAITERS kept while a reader still holds it),
+ * -EPERM when the caller holds neither the write lock nor, as far as a
+ * count can tell, a read lock, -EINVAL for bit 30.
+ */
+static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
+{
+	u32 readers = tofutex_rw_readers(word);
+
+	if (word & TOFUTEX_RW_RESERVED)
+		return -EINVAL;
+	*freed = true;
+	if (readers > 1) {
+		*freed = false;
+		return word - 1;
+	}
+	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
+		return 0;
+	return -EPERM;
+}
+
+/**
+ * tofutex_rw_unlock_unqueued() - RWUNLOCK when the word has no state
+ * @arg: the struct tofutex_rw_unlocker
+ *
+ * Under the bucket lock, as unlock.c's tofutex_unlock_unqueued(): nobody
+ * waits, so the release is all; WAITERS and RW_HANDOFF are stale.
+ *
+ * Return: 0, -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
+ */
+static int tofutex_rw_unlock_unqueued(void *arg)
+{
+	struct tofutex_rw_unlocker *u = arg;
+	u32 word, cur;
+	bool freed;
+	s64 newval;
+
+	if (tofutex_word_read_inatomic(u->uaddr, &word))
+		return -EFAULT;
+	newval = tofutex_rw_release(word, u->vpid, &freed);
+	if (newval < 0)
+		return newval;
+	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
+		return -EFAULT;
+	return cur == word ? 0 : -EAGAIN;
+}
+
+/* The first waiter not yet given the lock, or NULL. */
+static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *w;
+
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->granted)
+			return w;
+	return NULL;
+}
+
+/**
+ * tofutex_rw_unlock_queued() - RWUNLOCK when the word has a state
+ * @u:     the call
+ * @state: the word's state, with a use held
+ *
+ * Under state->lock: release, and when that frees the word, give it to
+ * the waiters or wake the first one (see "Releasing" above).
+ *
+ * Return: 1 when readers were given the word (the caller wakes them), 0,
+ * -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
+ */
+static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
+				    struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *top;
+	u32 word, cur;
+	bool freed;
+	s64 newval;
+	int ret;
+
+	lockdep_assert_held(&state->lock);
+	if (tofutex_word_read_inatomic(u->uaddr, &word))
+		return -EFAULT;
+	newval = tofutex_rw_release(word, u->vpid, &freed);
+	if (newval < 0)
+		return newval;
+	top = freed ? tofutex_rw_first(state) : NULL;
+	if (top && !top->write) {
+		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0);
+		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
+	}
+	if (top && state->handoff)
+		newval = top->vpid;
+	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
+		return -EFAULT;
+	if (cur != word)
+		return -EAGAIN;
+	if (top) {
+		if (state->handoff)
+			/* After the cmpxchg, as tofutex_rw_grant_readers(). */
+			smp_store_release(&top->granted, true);
+		u->wake = get_task_struct(top->task);
+	}
+	return 0;
+}
+
+/**
+ * tofutex_rw_unlock_pass() - look the state up and release the word once
+ * @table: the caller's process table
+ * @u:     the call
+ * @woken: out: 1 when a waiter was woken
+ *
+ * Return: 0, -EAGAIN to try again, -EPERM, -EINVAL, -EFAULT, -EINTR.
+ */
+static int tofutex_rw_unlock_pass(struct tofutex_table *table,
+				  struct tofutex_rw_unlocker *u, u32 *woken)
+{
+	struct tofutex_state *state;
+	int ret;
+
+	state = tofutex_state_get_or(table, u->uaddr, TOFUTEX_STATE_RWLOCK,
+				     tofutex_rw_unlock_unqueued, u);
+	if (IS_ERR(state)) {
+		ret = PTR_ERR(state);
+	} else if (!state) {
+		ret = 0;
+	} else {
+		spin_lock(&state->lock);
+		ret = tofutex_rw_unlock_queued(u, state);
+		spin_unlock(&state->lock);
+		if (ret == 1)
+			tofutex_rw_wake_granted(state);
+		if (ret == 1 || u->wake)
+			*woken = 1;
+		tofutex_wake_task(u->wake);
+		u->wake = NULL;
+		tofutex_state_put(table, state);
+		ret = ret == 1 ? 0 : ret;
+	}
+	if (ret == -EFAULT) {
+		ret = tofutex_word_fault_in(u->uaddr, true);
+		if (!ret)
+			ret = -EAGAIN;
+	}
+	return ret;
+}
+
+/**
+ * tofutex_ioc_rwunlock() - TOFUTEX_IOC_RWUNLOCK
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_unlock
+ *
+ * A pass that found the word changed did nothing, so the call restarts
+ * after a signal handler (-ERESTARTNOINTR), as unlock.c's does.
+ *
+ * Return: 0, -EPERM, -EINVAL, -EFAULT, -EINTR, -ERESTARTNOINTR.
+ */
+long tofutex_ioc_rwunlock(struct tofutex_table *table,
+			  struct tofutex_unlock __user *argp)
+{
+	struct tofutex_rw_unlocker u = {};
+	struct tofutex_unlock arg;
+	u32 woken = 0;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &u.uaddr);
+	if (ret)
+		return ret;
+	u.vpid = task_pid_vnr(current);
+
+	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
+	for (;;) {
+		ret = tofutex_rw_unlock_pass(table, &u, &woken);
+		if (ret != -EAGAIN)
+			break;
+		if (signal_pending(current))
+			return -ERESTARTNOINTR;
+		cond_resched();
+	}
+	if (!ret && put_user(woken, &argp->woken))
+		return -EFAULT;
+	return ret;
+}

@@ -1,0 +1,948 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TO reader/writer locks through the raw ABI of uapi/tofutex.h
+ * (TOFUTEX_IOC_RDLOCK, WRLOCK, RWUNLOCK): exclusion, readers sharing the
+ * word, queued readers entering together, a writer that gets the lock
+ * while readers keep arriving, deadlines on both clocks, signals, a
+ * writer that exits holding the lock, and bad input.
+ *
+ * The user-space side is written here from the ABI's description (one
+ * cmpxchg per uncontended operation), not taken from libtofutex, so that
+ * these tests check the ABI and the library's own tests check the
+ * library.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "common.h"
+
+#define WAITERS		TOFUTEX_WAITERS
+#define SHARED		TOFUTEX_RW_SHARED
+#define HANDOFF		TOFUTEX_RW_HANDOFF
+#define COUNT_MASK	TOFUTEX_RW_COUNT_MASK
+
+#define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
+
+/* A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). */
+#define NO_SUCH_TID	(COUNT_MASK - 1)
+
+static int dev_open(void)
+{
+	int fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "open(%s): %s", DEVICE_PATH, strerror(errno));
+	return fd;
+}
+
+static bool cas(uint32_t *w, uint32_t old, uint32_t new)
+{
+	return __atomic_compare_exchange_n(w, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* RDLOCK or WRLOCK: 0 or the errno value. */
+static int ioc_lock(int fd, unsigned long cmd, uint64_t uaddr, uint32_t flags,
+		    uint64_t deadline_ns, uint32_t *status)
+{
+	struct tofutex_lock a;
+
+	memset(&a, 0, sizeof(a));
+	a.uaddr = uaddr;
+	a.flags = flags;
+	a.deadline_ns = deadline_ns;
+	if (ioctl(fd, cmd, &a))
+		return errno;
+	if (status)
+		*status = a.status;
+	return 0;
+}
+
+/* RWUNLOCK: 0 or the errno value. */
+static int ioc_unlock(int fd, uint64_t uaddr, uint32_t *woken)
+{
+	struct tofutex_unlock a;
+
+	memset(&a, 0, sizeof(a));
+	a.uaddr = uaddr;
+	if (ioctl(fd, TOFUTEX_IOC_RWUNLOCK, &a))
+		return errno;
+	if (woken)
+		*woken = a.woken;
+	return 0;
+}
+
+/* A deadline far enough away that only a bug reaches it. */
+static uint64_t far(void)
+{
+	return now_ns() + 3 * TEST_WAIT_NS;
+}
+
+/* The uapi's user-space read lock: one cmpxchg, else RDLOCK. */
+static int rd_lock(int fd, uint32_t *w, uint32_t *status)
+{
+	uint32_t v = word_load(w);
+
+	if (status)
+		*status = 0;
+	if (v == 0 && cas(w, 0, SHARED | 1))
+		return 0;
+	if ((v & SHARED) && !(v & HANDOFF) && (v & COUNT_MASK) &&
+	    (v & COUNT_MASK) != COUNT_MASK && cas(w, v, v + 1))
+		return 0;
+	return ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)w,
+			TOFUTEX_LOCK_DEADLINE, far(), status);
+}
+
+/* The uapi's user-space write lock. */
+static int wr_lock(int fd, uint32_t *w, uint32_t tid, uint32_t *status)
+{
+	if (status)
+		*status = 0;
+	if (cas(w, 0, tid))
+		return 0;
+	return ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)w,
+			TOFUTEX_LOCK_DEADLINE, far(), status);
+}
+
+/* The uapi's user-space unlock of either kind. */
+static int rw_unlock(int fd, uint32_t *w, uint32_t tid, uint32_t *woken)
+{
+	uint32_t v = word_load(w), n;
+
+	if (woken)
+		*woken = 0;
+	for (;;) {
+		n = v & COUNT_MASK;
+		if (v == tid && cas(w, tid, 0))
+			return 0;
+		if (!(v & SHARED) || n == 0 || (n == 1 && (v & WAITERS)))
+			break;
+		if (__atomic_compare_exchange_n(w, &v, n > 1 ? v - 1 : 0,
+						false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return 0;
+	}
+	return ioc_unlock(fd, (uintptr_t)w, woken);
+}
+
+static struct tofutex_stats raw_stats(int fd)
+{
+	struct tofutex_stats st;
+
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(ioctl(fd, TOFUTEX_IOC_STATS, &st) == 0,
+		      "TOFUTEX_IOC_STATS: %s", strerror(errno));
+	return st;
+}
+
+static void assert_no_live_states(int fd)
+{
+	struct tofutex_stats st = raw_stats(fd);
+
+	ck_assert_msg(st.live_states == 0, "live_states = %llu, want 0",
+		      (unsigned long long)st.live_states);
+}
+
+static uint32_t how(uint32_t status)
+{
+	return status & TOFUTEX_STATUS_HOW_MASK;
+}
+
+/* ---- A thread blocked in RDLOCK or WRLOCK ---- */
+
+struct locker {
+	pthread_t thread;
+	int fd;
+	uint32_t *word;
+	bool write;
+	uint32_t flags;
+	uint64_t deadline;
+	_Atomic uint32_t tid;
+	atomic_bool done;
+	atomic_bool release;
+	atomic_bool may_release;
+	int ret;
+	uint32_t status;
+	uint32_t word_after;
+	int unlock_ret;
+};
+
+static void *locker_main(void *arg)
+{
+	struct locker *l = arg;
+	uint32_t tid = test_gettid();
+	struct tofutex_lock a;
+
+	atomic_store(&l->tid, tid);
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)l->word;
+	a.flags = l->flags;
+	a.deadline_ns = l->deadline;
+	l->ret = ioctl(l->fd, l->write ? TOFUTEX_IOC_WRLOCK :
+		       TOFUTEX_IOC_RDLOCK, &a) ? errno : 0;
+	l->status = a.status;
+	l->word_after = word_load(l->word);
+	atomic_store(&l->done, true);
+	if (l->ret || !atomic_load(&l->release))
+		return NULL;
+	while (!atomic_load(&l->may_release))
+		sleep_ns(100 * NSEC_PER_USEC);
+	l->unlock_ret = rw_unlock(l->fd, l->word, tid, NULL);
+	return NULL;
+}
+
+/*
+ * Start a thread in RDLOCK or WRLOCK on @word, held so that it must
+ * wait, and wait until it sleeps there. @release: it unlocks again once
+ * may_release is set.
+ */
+static void locker_start(struct locker *l, int fd, uint32_t *word, bool write,
+			 bool release)
+{
+	unsigned long cmd = write ? TOFUTEX_IOC_WRLOCK : TOFUTEX_IOC_RDLOCK;
+	bool ok;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = fd;
+	l->word = word;
+	l->write = write;
+	l->flags = TOFUTEX_LOCK_DEADLINE;
+	l->deadline = far();
+	atomic_store(&l->release, release);
+	ck_assert_int_eq(pthread_create(&l->thread, NULL, locker_main, l), 0);
+	WAIT_UNTIL(ok, atomic_load(&l->tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&l->tid), cmd, write ? "WRLOCK" : "RDLOCK");
+	ck_assert_msg(!atomic_load(&l->done), "lock returned %d while held",
+		      l->ret);
+}
+
+static void locker_join(struct locker *l)
+{
+	ck_assert_msg(join_within(l->thread, NULL, 3 * TEST_WAIT_NS),
+		      "locker did not return");
+}
+
+/* ---- Uncontended and simple cases ---- */
+
+START_TEST(test_rw_uncontended_kernel_paths)
+{
+	uint32_t tid = test_gettid(), word = 0, status = 0;
+	int fd = dev_open();
+
+	/* The kernel takes a free word as the user-space paths would. */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  0, 0, &status), 0);
+	ck_assert_uint_eq(word, SHARED | 1);
+	ck_assert_uint_eq(how(status), TOFUTEX_STATUS_STOLEN);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  0, 0, &status), 0);
+	ck_assert_uint_eq(word, SHARED | 2);
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word, SHARED | 1);
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word, 0);
+
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  0, 0, &status), 0);
+	ck_assert_uint_eq(word, tid);
+	/* The writer itself: EDEADLK for either kind. */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  0, 0, NULL), EDEADLK);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  0, 0, NULL), EDEADLK);
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word, 0);
+
+	/* Stale WAITERS and RW_HANDOFF on a word nobody waits for go. */
+	word = SHARED | HANDOFF | WAITERS | 1;
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word, 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/* Writers exclude everyone, readers only writers; counted inside. */
+#define EXCL_THREADS	4
+
+struct excl {
+	int fd;
+	uint32_t word;
+	atomic_int readers_in;
+	atomic_int writers_in;
+	atomic_ulong reads;
+	atomic_ulong writes;
+	unsigned long iters;
+	unsigned long plain;	/* written by writers only, unsynchronised */
+};
+
+static void *excl_main(void *arg)
+{
+	struct excl *x = arg;
+	uint32_t tid = test_gettid();
+	unsigned long i, p;
+	int r, w;
+
+	for (i = 0; i < x->iters && !tfailed(); i++) {
+		if ((i + tid) % 3 == 0) {
+			TCHECK(wr_lock(x->fd, &x->word, tid, NULL) == 0,
+			       "wrlock failed");
+			w = atomic_fetch_add(&x->writers_in, 1);
+			r = atomic_load(&x->readers_in);
+			TCHECK(w == 0 && r == 0,
+			       "writer inside with %d writers, %d readers", w, r);
+			p = x->plain;
+			busy_work(200);
+			x->plain = p + 1;
+			atomic_fetch_sub(&x->writers_in, 1);
+			atomic_fetch_add(&x->writes, 1);
+		} else {
+			TCHECK(rd_lock(x->fd, &x->word, NULL) == 0,
+			       "rdlock failed");
+			atomic_fetch_add(&x->readers_in, 1);
+			w = atomic_load(&x->writers_in);
+			TCHECK(w == 0, "reader inside with %d writers", w);
+			busy_work(200);
+			atomic_fetch_sub(&x->readers_in, 1);
+			atomic_fetch_add(&x->reads, 1);
+		}
+		TCHECK(rw_unlock(x->fd, &x->word, tid, NULL) == 0,
+		       "unlock failed, word 0x%08x", word_load(&x->word));
+	}
+	return NULL;
+}
+
+START_TEST(test_rw_exclusion)
+{
+	pthread_t t[EXCL_THREADS];
+	struct excl x;
+	int i;
+
+	memset(&x, 0, sizeof(x));
+	x.fd = dev_open();
+	x.iters = scaled(3000, 200);
+	for (i = 0; i < EXCL_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, excl_main, &x), 0);
+	for (i = 0; i < EXCL_THREADS; i++)
+		ck_assert_msg(join_within(t[i], NULL, 6 * TEST_WAIT_NS),
+			      "thread %d did not finish", i);
+	tfail_assert();
+	ck_assert_uint_eq(x.plain, atomic_load(&x.writes));
+	ck_assert_uint_eq(atomic_load(&x.reads) + atomic_load(&x.writes),
+			  EXCL_THREADS * x.iters);
+	ck_assert_uint_eq(word_load(&x.word), 0);
+	assert_no_live_states(x.fd);
+	close(x.fd);
+}
+END_TEST
+
+/* A second reader joins a read-held word without waiting. */
+START_TEST(test_rw_readers_share)
+{
+	uint32_t word = 0, status = 0;
+	int fd = dev_open();
+
+	ck_assert_int_eq(rd_lock(fd, &word, NULL), 0);
+	/* Through the kernel, as a reader that found the word busy would. */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE, 0, &status), 0);
+	ck_assert_uint_eq(word, SHARED | 2);
+	ck_assert_uint_eq(how(status), TOFUTEX_STATUS_STOLEN);
+	/* A writer cannot: a past deadline fails at once. */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE, 0, NULL), ETIMEDOUT);
+	ck_assert_uint_eq(word, SHARED | 2);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word, 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * Readers queued behind a writer are given the lock together by its
+ * unlock: each one returns with HANDOFF and they hold it at once.
+ */
+#define GROUP_READERS	3
+
+START_TEST(test_rw_queued_readers_enter_together)
+{
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	struct locker r[GROUP_READERS];
+	int fd = dev_open();
+	bool ok;
+	int i;
+
+	for (i = 0; i < GROUP_READERS; i++)
+		locker_start(&r[i], fd, &word, false, true);
+	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	/* Nobody has released yet: all of them hold it. */
+	WAIT_UNTIL(ok, atomic_load(&r[0].done) && atomic_load(&r[1].done) &&
+		   atomic_load(&r[2].done), TEST_WAIT_NS);
+	ck_assert_msg(ok, "the queued readers did not all enter");
+	ck_assert_uint_eq(word_load(&word), SHARED | GROUP_READERS);
+	for (i = 0; i < GROUP_READERS; i++) {
+		ck_assert_int_eq(r[i].ret, 0);
+		ck_assert_msg(how(r[i].status) == TOFUTEX_STATUS_HANDOFF,
+			      "reader %d: status %#x, want HANDOFF", i,
+			      r[i].status);
+		atomic_store(&r[i].may_release, true);
+	}
+	for (i = 0; i < GROUP_READERS; i++) {
+		locker_join(&r[i]);
+		ck_assert_int_eq(r[i].unlock_ret, 0);
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * The last reader out hands a sleeping writer the word, and a second
+ * writer queued behind the first gets it from the first's unlock.
+ */
+START_TEST(test_rw_writers_after_readers)
+{
+	uint32_t word = SHARED | 1, woken = 0;
+	struct locker w1, w2;
+	int fd = dev_open();
+
+	locker_start(&w1, fd, &word, true, true);
+	locker_start(&w2, fd, &word, true, true);
+	ck_assert_uint_eq(word_load(&word) & (SHARED | COUNT_MASK),
+			  SHARED | 1);
+	ck_assert(word_load(&word) & WAITERS);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	atomic_store(&w1.may_release, true);
+	locker_join(&w1);
+	ck_assert_int_eq(w1.ret, 0);
+	ck_assert_uint_eq(w1.word_after & COUNT_MASK, atomic_load(&w1.tid));
+	ck_assert_int_eq(w1.unlock_ret, 0);
+	atomic_store(&w2.may_release, true);
+	locker_join(&w2);
+	ck_assert_int_eq(w2.ret, 0);
+	ck_assert_uint_eq(w2.word_after & COUNT_MASK, atomic_load(&w2.tid));
+	ck_assert_int_eq(w2.unlock_ret, 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * No writer starvation. Two reader threads relay the read lock so that
+ * the count never falls to 0 by itself: each releases only once the other
+ * has taken it again, or is blocked in RDLOCK. The writer must get the
+ * word while the readers keep arriving: RW_HANDOFF makes the next reader
+ * queue behind it, the count drains, and the last reader's RWUNLOCK
+ * hands the writer the word.
+ */
+struct relay {
+	int fd;
+	uint32_t word;
+	_Atomic uint32_t tid[2];
+	atomic_ulong taken[2];
+	atomic_bool stop;
+	atomic_bool writer_has_it;
+};
+
+struct relay_arg {
+	struct relay *rl;
+	int me;
+};
+
+static void *relay_main(void *arg)
+{
+	struct relay_arg *ra = arg;
+	struct relay *rl = ra->rl;
+	int me = ra->me, other = 1 - me;
+	unsigned long seen;
+	bool yielded;
+
+	atomic_store(&rl->tid[me], test_gettid());
+	while (!atomic_load(&rl->stop) && !tfailed()) {
+		TCHECK(rd_lock(rl->fd, &rl->word, NULL) == 0, "relay rdlock");
+		TCHECK(!atomic_load(&rl->writer_has_it),
+		       "a reader got in while the writer held the word");
+		atomic_fetch_add(&rl->taken[me], 1);
+		seen = atomic_load(&rl->taken[other]);
+		for (;;) {
+			yielded = atomic_load(&rl->tid[other]) &&
+				  asleep_in_ioctl(atomic_load(&rl->tid[other]),
+						  TOFUTEX_IOC_RDLOCK);
+			if (yielded || atomic_load(&rl->taken[other]) > seen ||
+			    atomic_load(&rl->stop))
+				break;
+			sleep_ns(50 * NSEC_PER_USEC);
+		}
+		TCHECK(rw_unlock(rl->fd, &rl->word, 0, NULL) == 0,
+		       "relay unlock, word 0x%08x", word_load(&rl->word));
+	}
+	return NULL;
+}
+
+START_TEST(test_rw_writer_not_starved_by_reader_relay)
+{
+	struct relay_arg ra[2];
+	uint32_t tid = test_gettid(), status = 0;
+	unsigned long before[2];
+	struct relay *rl;
+	pthread_t t[2];
+	bool ok;
+	int i, r;
+
+	rl = calloc(1, sizeof(*rl));
+	ck_assert_ptr_nonnull(rl);
+	rl->fd = dev_open();
+	for (i = 0; i < 2; i++) {
+		ra[i].rl = rl;
+		ra[i].me = i;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, relay_main,
+						&ra[i]), 0);
+	}
+	/* The relay runs: both have taken the lock a few times. */
+	WAIT_UNTIL(ok, atomic_load(&rl->taken[0]) > 3 &&
+		   atomic_load(&rl->taken[1]) > 3, TEST_WAIT_NS);
+	ck_assert_msg(ok, "the reader relay did not start");
+	before[0] = atomic_load(&rl->taken[0]);
+	before[1] = atomic_load(&rl->taken[1]);
+
+	r = ioc_lock(rl->fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&rl->word,
+		     TOFUTEX_LOCK_DEADLINE, now_ns() + TEST_WAIT_NS, &status);
+	ck_assert_msg(r == 0, "writer under a reader relay: %d (%s)", r,
+		      strerror(r));
+	atomic_store(&rl->writer_has_it, true);
+	ck_assert_uint_eq(word_load(&rl->word) & (SHARED | COUNT_MASK), tid);
+	ck_assert_msg(how(status) == TOFUTEX_STATUS_HANDOFF,
+		      "writer status %#x, want HANDOFF", status);
+	/*
+	 * The relay never stops by itself, so the readers were still
+	 * arriving; they queued behind the writer and go on after it.
+	 */
+	sleep_ns(2 * NSEC_PER_MSEC);
+	atomic_store(&rl->writer_has_it, false);
+	ck_assert_int_eq(rw_unlock(rl->fd, &rl->word, tid, NULL), 0);
+	WAIT_UNTIL(ok, atomic_load(&rl->taken[0]) + atomic_load(&rl->taken[1]) >
+		   before[0] + before[1] + 2 || tfailed(), TEST_WAIT_NS);
+	ck_assert_msg(ok, "the reader relay did not go on after the writer");
+
+	atomic_store(&rl->stop, true);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS),
+			      "relay reader %d did not stop", i);
+	tfail_assert();
+	ck_assert_uint_eq(word_load(&rl->word), 0);
+	assert_no_live_states(rl->fd);
+	close(rl->fd);
+	free(rl);
+}
+END_TEST
+
+/* ---- Deadlines ---- */
+
+/*
+ * A timed RDLOCK or WRLOCK in a thread of its own, so that it is not the
+ * writer the main thread is.
+ */
+struct timed {
+	int fd;
+	uint32_t *word;
+	unsigned long cmd;
+	uint32_t flags;
+	uint64_t deadline;
+	int ret;
+};
+
+static void *timed_main(void *arg)
+{
+	struct timed *t = arg;
+
+	t->ret = ioc_lock(t->fd, t->cmd, (uintptr_t)t->word, t->flags,
+			  t->deadline, NULL);
+	return NULL;
+}
+
+START_TEST(test_rw_deadline)
+{
+	const int clocks[2] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+	uint32_t tid = test_gettid(), word;
+	struct timespec ts;
+	struct timed t;
+	uint64_t start;
+	pthread_t th;
+	int fd = dev_open();
+	int c, k;
+
+	for (c = 0; c < 2; c++) {
+		for (k = 0; k < 2; k++) {
+			/* A reader waits on our write lock, a writer on readers. */
+			word = k ? tid : SHARED | 1;
+			clock_gettime(clocks[c], &ts);
+			t = (struct timed) {
+				.fd = fd, .word = &word,
+				.cmd = k ? TOFUTEX_IOC_RDLOCK :
+					   TOFUTEX_IOC_WRLOCK,
+				.flags = TOFUTEX_LOCK_DEADLINE |
+					 (c ? TOFUTEX_LOCK_CLOCK_REALTIME : 0),
+				.deadline = (uint64_t)ts.tv_sec * NSEC_PER_SEC +
+					    (uint64_t)ts.tv_nsec +
+					    30 * NSEC_PER_MSEC,
+			};
+			start = now_ns();
+			ck_assert_int_eq(pthread_create(&th, NULL, timed_main,
+							&t), 0);
+			ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+			ck_assert_msg(t.ret == ETIMEDOUT,
+				      "clock %d kind %d: %d (%s), want ETIMEDOUT",
+				      c, k, t.ret, strerror(t.ret));
+			/* Not before the deadline. */
+			ck_assert_uint_ge(now_ns() - start,
+					  30 * NSEC_PER_MSEC - NSEC_PER_MSEC);
+			/* A waiter that timed out leaves WAITERS at most. */
+			ck_assert_uint_eq(word_load(&word) & ~WAITERS &
+					  ~HANDOFF, k ? tid : SHARED | 1);
+			ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word,
+						    NULL), 0);
+			ck_assert_uint_eq(word_load(&word), 0);
+		}
+	}
+	/* CLOCK_REALTIME without a deadline is refused. */
+	word = SHARED | 1;
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_CLOCK_REALTIME, 0, NULL),
+			 EINVAL);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/* ---- Signals ---- */
+
+static void rw_signal_run(bool write, bool restart)
+{
+	uint32_t tid = test_gettid();
+	uint32_t word = write ? SHARED | 1 : tid;
+	struct locker l;
+	int fd = dev_open();
+	bool ok;
+
+	install_sigusr1(restart);
+	locker_start(&l, fd, &word, write, true);
+	ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
+	if (!restart) {
+		locker_join(&l);
+		ck_assert_msg(l.ret == EINTR, "%s interrupted: %d (%s)",
+			      write ? "WRLOCK" : "RDLOCK", l.ret,
+			      strerror(l.ret));
+		ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+		ck_assert_uint_eq(word_load(&word), 0);
+		assert_no_live_states(fd);
+		close(fd);
+		return;
+	}
+	WAIT_UNTIL(ok, atomic_load(&sig_count) >= 1, TEST_WAIT_NS);
+	ck_assert(ok);
+	sleep_ns(5 * NSEC_PER_MSEC);
+	ck_assert_msg(!atomic_load(&l.done),
+		      "returned %d under SA_RESTART while held", l.ret);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	atomic_store(&l.may_release, true);
+	locker_join(&l);
+	ck_assert_int_eq(l.ret, 0);
+	ck_assert_int_eq(l.unlock_ret, 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+
+START_TEST(test_rw_signal_eintr)
+{
+	rw_signal_run(_i & 1, false);
+}
+END_TEST
+
+START_TEST(test_rw_signal_restart)
+{
+	rw_signal_run(_i & 1, true);
+}
+END_TEST
+
+/* ---- A writer that exits holding the lock ---- */
+
+struct dying {
+	uint32_t *word;
+	atomic_bool locked;
+	atomic_bool die;
+};
+
+static void *wrlock_and_exit_main(void *arg)
+{
+	struct dying *d = arg;
+
+	TCHECK(cas(d->word, 0, test_gettid()), "dying writer could not lock");
+	atomic_store(&d->locked, true);
+	while (!atomic_load(&d->die))
+		sleep_ns(100 * NSEC_PER_USEC);
+	pthread_exit(NULL);
+}
+
+/*
+ * _i 0: a reader is asleep in RDLOCK when the writer exits, and finds out
+ * by its periodic owner check; 1: the writer exited before anybody
+ * waited, and the next reader finds out on entry.
+ */
+START_TEST(test_rw_writer_death)
+{
+	struct tofutex_stats before, after;
+	uint32_t word = 0, status = 0;
+	struct dying d = { .word = &word };
+	struct locker l;
+	int fd = dev_open();
+	pthread_t t;
+	bool ok;
+
+	before = raw_stats(fd);
+	ck_assert_int_eq(pthread_create(&t, NULL, wrlock_and_exit_main, &d),
+			 0);
+	WAIT_UNTIL(ok, atomic_load(&d.locked) || tfailed(), TEST_WAIT_NS);
+	tfail_assert();
+	ck_assert(ok);
+	if (_i == 0) {
+		locker_start(&l, fd, &word, false, true);
+		atomic_store(&d.die, true);
+		ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+		WAIT_UNTIL(ok, atomic_load(&l.done), TEST_WAIT_NS);
+		ck_assert_msg(ok, "the reader did not take the dead writer's lock");
+		ck_assert_msg(l.ret == 0, "reader: %d (%s)", l.ret,
+			      strerror(l.ret));
+		ck_assert_msg(how(l.status) == TOFUTEX_STATUS_OWNER_DIED,
+			      "reader status %#x, want OWNER_DIED", l.status);
+		ck_assert_uint_eq(l.word_after, SHARED | 1);
+		atomic_store(&l.may_release, true);
+		locker_join(&l);
+		ck_assert_int_eq(l.unlock_ret, 0);
+	} else {
+		atomic_store(&d.die, true);
+		ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+		ck_assert_uint_ne(word_load(&word), 0);
+		ck_assert_int_eq(rd_lock(fd, &word, &status), 0);
+		ck_assert_uint_eq(how(status), TOFUTEX_STATUS_OWNER_DIED);
+		ck_assert_uint_eq(word_load(&word), SHARED | 1);
+		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	after = raw_stats(fd);
+	ck_assert_uint_eq(after.owner_deaths, before.owner_deaths + 1);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/* ---- Bad input ---- */
+
+START_TEST(test_rw_bad_argument)
+{
+	uint32_t tid = test_gettid(), word = 0;
+	char buf[8] __attribute__((aligned(8)));
+	struct tofutex_lock a;
+	struct tofutex_unlock u;
+	int fd = dev_open();
+	uint32_t *ro;
+
+	/* Misaligned, unmapped, kernel and read-only words. */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)buf + 1,
+				  0, 0, NULL), EINVAL);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, unmapped_addr(),
+				  0, 0, NULL), EFAULT);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK,
+				  0xffffffff81000000ULL, 0, 0, NULL), EFAULT);
+	ck_assert_int_eq(ioc_unlock(fd, unmapped_addr(), NULL), EFAULT);
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)buf + 2, NULL), EINVAL);
+	ro = ro_word(0);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)ro,
+				  0, 0, NULL), EFAULT);
+	munmap(ro, (size_t)sysconf(_SC_PAGESIZE));
+	ro = ro_word(SHARED | 1);
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)ro, NULL), EFAULT);
+	munmap(ro, (size_t)sysconf(_SC_PAGESIZE));
+
+	/* Unknown flags, reserved field, NULL argument. */
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)&word;
+	a.flags = 1U << 7;
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_RDLOCK, &a), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	a.flags = 0;
+	a.reserved = 1;
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_WRLOCK, &a), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	memset(&u, 0, sizeof(u));
+	u.uaddr = (uintptr_t)&word;
+	u.flags = 1;
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_RWUNLOCK, &u), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_RWUNLOCK, NULL), -1);
+	ck_assert_int_eq(errno, EFAULT);
+	ck_assert_int_eq(word, 0);
+
+	/* Unlocks of what the caller does not hold. */
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), EPERM);
+	word = tid + 1;
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), EPERM);
+	ck_assert_uint_eq(word, tid + 1);
+	word = SHARED;
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), EPERM);
+	ck_assert_uint_eq(word, SHARED);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/* Odd words: a clear error or a sane result, never a hang or a leak. */
+static const uint32_t odd_words[] = {
+	TOFUTEX_RW_RESERVED,
+	TOFUTEX_RW_RESERVED | 5,
+	0xffffffffU,
+	SHARED | COUNT_MASK,
+	SHARED | HANDOFF | COUNT_MASK,
+	SHARED,
+	HANDOFF,
+	WAITERS,
+	HANDOFF | WAITERS,
+	NO_SUCH_TID,
+	NO_SUCH_TID | WAITERS | HANDOFF,
+	1,	/* TID 1: another process's thread (init) */
+};
+
+#define NR_ODD	(sizeof(odd_words) / sizeof(odd_words[0]))
+
+START_TEST(test_rw_odd_words)
+{
+	static const unsigned long cmds[2] = {
+		TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK,
+	};
+	uint32_t word, w0, status;
+	int fd = dev_open();
+	unsigned int i, k;
+	int r;
+
+	for (i = 0; i < NR_ODD; i++) {
+		for (k = 0; k < 3; k++) {
+			w0 = odd_words[i];
+			word = w0;
+			status = 0;
+			if (k < 2)
+				r = ioc_lock(fd, cmds[k], (uintptr_t)&word,
+					     TOFUTEX_LOCK_DEADLINE,
+					     now_ns() + 20 * NSEC_PER_MSEC,
+					     &status);
+			else
+				r = ioc_unlock(fd, (uintptr_t)&word, NULL);
+			if (w0 & TOFUTEX_RW_RESERVED) {
+				ck_assert_msg(r == EINVAL,
+					      "word 0x%08x op %u: %d, want EINVAL",
+					      w0, k, r);
+				ck_assert_uint_eq(word, w0);
+			} else if (w0 == 1 && k < 2 && getpid() != 1) {
+				ck_assert_msg(r == EPERM,
+					      "word 0x%08x op %u: %d, want EPERM",
+					      w0, k, r);
+			} else {
+				ck_assert_msg(r == 0 || r == EPERM ||
+					      r == EAGAIN || r == ETIMEDOUT,
+					      "word 0x%08x op %u: %d (%s)",
+					      w0, k, r, strerror(r));
+			}
+			if (w0 == (SHARED | COUNT_MASK) && k == 0)
+				ck_assert_int_eq(r, EAGAIN);
+			if (w0 == NO_SUCH_TID && k < 2) {
+				ck_assert_int_eq(r, 0);
+				ck_assert_uint_eq(how(status),
+						  TOFUTEX_STATUS_OWNER_DIED);
+			}
+		}
+	}
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/* A word in use as a TO lock is not also a reader/writer lock. */
+START_TEST(test_rw_word_of_other_kind)
+{
+	uint32_t tid = test_gettid(), word = tid;
+	struct tofutex_unlock u;
+	struct locker l;
+	int fd = dev_open();
+
+	/* A reader sleeps in RDLOCK: the word has an RWLOCK state. */
+	locker_start(&l, fd, &word, false, false);
+	memset(&u, 0, sizeof(u));
+	u.uaddr = (uintptr_t)&word;
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_UNLOCK, &u), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	locker_join(&l);
+	ck_assert_int_eq(l.ret, 0);
+	ck_assert_uint_eq(word_load(&word), SHARED | 1);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+static Suite *rwlock_suite(void)
+{
+	Suite *s = suite_create("rwlock");
+	TCase *tc;
+
+	tc = tcase_create("basic");
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_rw_uncontended_kernel_paths);
+	tcase_add_test(tc, test_rw_readers_share);
+	tcase_add_test(tc, test_rw_queued_readers_enter_together);
+	tcase_add_test(tc, test_rw_writers_after_readers);
+	tcase_add_test(tc, test_rw_deadline);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("contention");
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_test(tc, test_rw_exclusion);
+	tcase_add_test(tc, test_rw_writer_not_starved_by_reader_relay);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("signals_and_death");
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
+	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
+	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bad_input");
+	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_rw_bad_argument);
+	tcase_add_test(tc, test_rw_odd_words);
+	tcase_add_test(tc, test_rw_word_of_other_kind);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(rwlock_suite());
+}
