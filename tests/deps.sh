@@ -14,6 +14,8 @@
 #            default KDIR
 #   man      groff and mandoc: `make lint-man` (run by `make check`)
 #   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
+#   native   the real programs on this machine (`make bench-native`), and
+#            the tools that count their system calls and context switches
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing.
@@ -42,6 +44,10 @@ all=(linux-image-amd64 linux-headers-amd64
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools)
 man=(groff-base mandoc)
+# The real programs `make bench-native` runs on the build machine: the
+# guest's, plus xz, zstd and plzip with two threads and a threaded python3
+# program; strace and perf (linux-perf) for bench/programs-count.sh.
+native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
 deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
@@ -57,12 +63,13 @@ want=()
 need_qemu=0
 for g in "$@"; do
 	case $g in
-	all) want+=("${all[@]}"); need_qemu=1 ;;
+	all) want+=("${all[@]}" "${native[@]}"); need_qemu=1 ;;
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
 	man) want+=("${man[@]}") ;;
 	deb) want+=("${deb[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb)" >&2; exit 2 ;;
+	native) want+=("${native[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb, native)" >&2; exit 2 ;;
 	esac
 done
 
