@@ -14,7 +14,8 @@
 # cond-barrier:T (bench_cond's workloads: glibc's pthread against
 # libtofutex forced to its futex backend, in one process each).
 #
-# Each variant runs RUNS times (default 1) under `perf stat` (counts) and
+# Each variant runs RUNS times (default 1) under `perf stat` (counts; the
+# table gives the median and, for RUNS > 1, the range of the runs) and
 # once under `perf record` of futex(2) entries and exits (each call paired
 # with its result); the table gives, per operation of the program's own
 # metric (sysbench threads: an event, 100 lock-yield-unlock; sysbench
@@ -54,8 +55,13 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || { echo "usage: ${0##*/} [-r RUNS] [-o DIR] POINT..." >&2; exit 2; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: -r wants a count" >&2; exit 2; }
 command -v perf >/dev/null || { echo "${0##*/}: no perf (tests/deps.sh native)" >&2; exit 1; }
-run_bin=$top/build/bin/tofutex-run
-cond_bin=$top/build/bench/bin/bench_cond
+# TOFUTEX_RUN: another tofutex-run (with its libraries beside it, as the
+# build tree has them) in place of the build tree's, e.g. a copy of an
+# older build/ to count against.
+run_bin=${TOFUTEX_RUN:-$top/build/bin/tofutex-run}
+# BENCH_COND: another bench_cond binary (its tofutex columns are the
+# library it was built with) in place of the build tree's.
+cond_bin=${BENCH_COND:-$top/build/bench/bin/bench_cond}
 PATH=/usr/bin:/bin:$PATH
 
 bench_tmp=$(mktemp -d "${TMPDIR:-/tmp}/tofutex-count.XXXXXX")
@@ -196,19 +202,31 @@ for point; do
 						}
 				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 			}
+			# "median (min-max)" of a list, the range only for more than one.
+			function cell(list, m,   n, i, a, lo, hi) {
+				n = split(list, a, " ")
+				if (n < 2)
+					return sprintf("%.4g", m)
+				lo = hi = a[1] + 0
+				for (i = 2; i <= n; i++) {
+					lo = a[i] + 0 < lo ? a[i] + 0 : lo
+					hi = a[i] + 0 > hi ? a[i] + 0 : hi
+				}
+				return sprintf("%.4g (%.3g-%.3g)", m, lo, hi)
+			}
 			{ v[$1, $3] = v[$1, $3] " " $4; seen[$3] = 1 }
 			END {
 				n = split("task-clock raw_syscalls:sys_enter syscalls:sys_enter_futex syscalls:sys_enter_sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps context-switches sched:sched_wakeup cpu-migrations", order, " ")
 				split("cpu-ms syscalls futex sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps cswitch wakeups migrations", label, " ")
-				printf "%-14s %12s %12s %8s\n", "per op", "stock", "tofutex-run", "ratio"
+				printf "%-14s %22s %22s %8s\n", "per op", "stock (min-max)", "tofutex-run (min-max)", "ratio"
 				for (i = 1; i <= n; i++) {
 					k = order[i]
 					if (!(k in seen))
 						continue
 					s = median(v["stock", k])
 					t = median(v["futex", k])
-					printf "%-14s %12.4g %12.4g %8s\n", label[i], s, t,
-					       (s > 0 ? sprintf("%.2f", t / s) : "-")
+					printf "%-14s %22s %22s %8s\n", label[i], cell(v["stock", k], s),
+					       cell(v["futex", k], t), (s > 0 ? sprintf("%.2f", t / s) : "-")
 				}
 				print "load average at the end: " load
 			}'
