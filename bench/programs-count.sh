@@ -22,6 +22,7 @@
 # mutex: a lock; the compressors: a MB of input; py-threads: an item;
 # bench_cond: an item or a barrier round), the medians over the runs:
 #
+#   ops/s         throughput under perf stat (only to see the load's mark)
 #   cpu-ms        task-clock, CPU time of all the program's threads (ms)
 #   syscalls      system calls entered
 #   futex         futex(2) calls; sched_yield: sched_yield(2) calls
@@ -91,7 +92,8 @@ measure() {
 		# shellcheck disable=SC2086 # $wrap: words
 		$wrap "$cond_bin" -w "${prog#cond-}" -i "$impl" -t "$t" \
 			-r 1 -n 20000 >"$bench_tmp"/bench.out 2>&1 || true
-		ops=$(awk -F, '$2 == "run" && $8 > 0 { print $7 }' "$bench_tmp"/bench.out) ;;
+		ops=$(awk -F, '$2 == "run" && $8 > 0 { print $7 }' "$bench_tmp"/bench.out)
+		secs=$(awk -F, '$2 == "run" && $8 > 0 { print $8 / 1e9 }' "$bench_tmp"/bench.out) ;;
 	*)
 		RUNNER=$wrap
 		if [ "$3" != stock ]; then
@@ -114,6 +116,7 @@ stat_run() {
 	local f=$bench_tmp/stat
 	wrap="perf stat -x, -o $f -e $events -e sched:sched_switch --filter prev_state==1"
 	measure "${1%:*}" "${1#*:}" "$2"
+	echo "$2 $3 ops/s $(awk -v o="$ops" -v s="$secs" 'BEGIN { if (s > 0) print o / s }')"
 	awk -F, -v ops="$ops" -v v="$2" -v n="$3" '
 		$3 ~ /./ && $1 ~ /^[0-9.]+$/ {
 			name = $3
@@ -216,8 +219,8 @@ for point; do
 			}
 			{ v[$1, $3] = v[$1, $3] " " $4; seen[$3] = 1 }
 			END {
-				n = split("task-clock raw_syscalls:sys_enter syscalls:sys_enter_futex syscalls:sys_enter_sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps context-switches sched:sched_wakeup cpu-migrations", order, " ")
-				split("cpu-ms syscalls futex sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps cswitch wakeups migrations", label, " ")
+				n = split("ops/s task-clock raw_syscalls:sys_enter syscalls:sys_enter_futex syscalls:sys_enter_sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps context-switches sched:sched_wakeup cpu-migrations", order, " ")
+				split("ops/s cpu-ms syscalls futex sched_yield wait wait-EAGAIN wait-timeout wake wake-futile requeue sleeps cswitch wakeups migrations", label, " ")
 				printf "%-14s %22s %22s %8s\n", "per op", "stock (min-max)", "tofutex-run (min-max)", "ratio"
 				for (i = 1; i <= n; i++) {
 					k = order[i]
