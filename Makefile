@@ -395,7 +395,7 @@ help:
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
-	@echo 'make bench-native    bench_cond, bench_lock on this host, futex backend'
+	@echo 'make bench-native    bench_cond, bench_lock, real programs on this host, futex backend'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'make dkms-check      dkms add/build/install/remove for each kernel'
