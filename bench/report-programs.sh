@@ -4,30 +4,41 @@
 # bench/report-programs.sh [-o DIR] FILE - the "real programs" table and
 # chart from the guest's bench_programs output (tests/programs/run.sh,
 # programs_bench; `make bench` writes it to
-# build/bench/<kernel>/bench_programs.txt), on the host.
+# build/bench/<kernel>/bench_programs.txt) or the build host's
+# (bench/programs-native.sh), on the host.
 #
 # Input lines (a "[label] " or "| " prefix does not matter):
 #   program=P threads=T variant=V run=R unit=U value=X secs=S rc=N
-#   lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..
+#   [lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..]
+#   [load=L] [sum=C]
 # V is stock, tofutex (tofutex-run, module backend) or futex (tofutex-run
 # with TOFUTEX_BACKEND=futex); the counters are the module's statistics
-# moved by the run; value=FAILED when a run printed no metric.
+# moved by the run; value=FAILED when a run printed no metric; load is the
+# load average at the end of the run, sum a checksum of output that must
+# be the same in every run of the point.
 #
 # For each (program, threads) it prints, as a Markdown table, the median
-# of each variant's runs in the program's own unit, the ratios of the
-# medians to stock, and for the module backend the median kernel calls
-# per run: TOFUTEX_IOC_LOCK calls (with the sleeps and steals among them),
-# and TOFUTEX_IOC_WAIT / _WAKE calls (condition variables). A variant
-# whose runs all failed shows FAILED; every failed run is counted below
-# the table. Writes to DIR (default: FILE's directory):
+# of each variant's runs in the program's own unit (a column per variant
+# present), the stock runs' spread, the ratios of the medians to stock
+# with the lowest and highest ratio of one round, whether 1.00 lies in
+# that range, and for the module backend the median kernel calls per run:
+# TOFUTEX_IOC_LOCK calls (with the sleeps and steals among them), and
+# TOFUTEX_IOC_WAIT / _WAKE calls (condition variables). A variant whose
+# runs all failed shows FAILED; every failed run is counted below the
+# table, as are differing checksums and the load's range. Then the
+# targets, read on the module variant (the futex one where no module ran):
+# every ratio >= 0.97, sysbench mutex on one mutex >= 1.3 at 2-8 threads,
+# stress-ng mutex >= 1.5; met or missed, "inside spread" when the rounds'
+# ratios lie on both sides of the target. Writes to DIR (default: FILE's
+# directory):
 #   programs.md   the table
 #   programs.csv  program,threads,unit,stock,tofutex,futex,tofutex_ratio,
 #                 futex_ratio,tofutex_ratio_min,tofutex_ratio_max,
 #                 futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,
-#                 sleeps,steals,wait,wake,secs
-#   programs.png  tofutex/stock and futex/stock per point, the ratios'
-#                 medians with bars from the lowest to the highest ratio
-#                 of one round (needs gnuplot)
+#                 sleeps,steals,wait,wake,secs,stock_min,stock_max,
+#                 tofutex_inside,futex_inside
+#   programs.png  the ratios per point, medians with bars from the lowest
+#                 to the highest ratio of one round (needs gnuplot)
 set -euo pipefail
 
 # shellcheck source=bench/report-args.sh
