@@ -323,20 +323,28 @@ bench-host:
 	@tests/deps.sh build
 	+@$(RUN) bench-host
 
-# bench_cond and bench_lock on this machine without the module: libtofutex
-# runs on its futex backend, against glibc, on real CPUs (bench_lock: the
-# tofutex lock against glibc's default and adaptive mutexes). Raw output
-# and tables in build/bench/native/; BENCH_LOCK_OPTS as for `make bench`.
+# The benchmarks on this machine without the module: libtofutex runs on its
+# futex backend, against glibc, on real CPUs. bench_cond; bench_rwlock
+# (against glibc's default and writer-preferring rwlocks); bench_lock (the
+# tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
+# as for `make bench`); and the real programs stock against tofutex-run
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds). NATIVE_BENCHES chooses
+# among bench_cond, bench_rwlock, bench_lock and programs. Raw output and tables in
+# build/bench/native/.
+NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
+NATIVE_ROUNDS ?= 5
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
-		build/bench/bin/bench_rwlock
+		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
 	@mkdir -p build/bench/native
-	build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt
-	bench/report-cond.sh build/bench/native/bench_cond.txt
-	TOFUTEX_BACKEND=futex build/bench/bin/bench_rwlock \
-		| tee build/bench/native/bench_rwlock.txt
-	TOFUTEX_BACKEND=futex build/bench/bin/bench_lock -i tofutex,pthread,adaptive \
-		| tee build/bench/native/bench_lock.txt
-	bench/report-lock.sh build/bench/native/bench_lock.txt
+	$(if $(filter bench_cond,$(NATIVE_BENCHES)),build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt)
+	$(if $(filter bench_cond,$(NATIVE_BENCHES)),bench/report-cond.sh build/bench/native/bench_cond.txt)
+	$(if $(filter bench_rwlock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_rwlock \
+		| tee build/bench/native/bench_rwlock.txt)
+	$(if $(filter bench_lock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_lock \
+		-i tofutex$(comma)pthread$(comma)adaptive | tee build/bench/native/bench_lock.txt)
+	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
+	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
@@ -473,7 +481,8 @@ help:
 	@echo '  make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'Benchmark:'
 	@echo '  make bench           benchmarks in a QEMU guest; build/bench/<kernel>/report.md'
-	@echo '  make bench-native    bench_cond, bench_lock, bench_rwlock on this host, futex backend'
+	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this
+	@echo '                       host, futex backend (NATIVE_BENCHES, NATIVE_ROUNDS)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'

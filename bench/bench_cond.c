@@ -323,7 +323,31 @@ struct options {
 	unsigned long ops;
 	unsigned int reps;
 	double budget;
+	/* The implementations and workloads to run, one bit each. */
+	unsigned int impls, workloads;
 };
+
+/* parse_names: ARG, comma-separated names of NAMES[N], as a bit mask. */
+static int parse_names(unsigned int *mask, const char *arg,
+		       const char *const *names, unsigned int n)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned int i;
+
+	*mask = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < n && strcmp(tok, names[i]); i++)
+			;
+		if (i == n) {
+			free(copy);
+			return -1;
+		}
+		*mask |= 1U << i;
+	}
+	free(copy);
+	return *mask ? 0 : -1;
+}
 
 static int parse_threads(struct options *o, const char *arg)
 {
@@ -387,10 +411,14 @@ static int bench(const struct options *o)
 	double med[NR_IMPLS];
 
 	for (w = 0; w < NR_WORKLOADS; w++) {
+		if (!(o->workloads & 1U << w))
+			continue;
 		memset(cut, 0, sizeof(cut));
 		for (rep = 0; rep < o->reps; rep++)
 			for (ti = 0; ti < o->n_threads; ti++)
 				for (k = 0; k < NR_IMPLS; k++) {
+					if (!(o->impls & 1U << k))
+						continue;
 					res = run_child(w, k, o->threads[ti],
 							o->ops, o->budget);
 					if (!res.ok || !res.ns) {
@@ -410,16 +438,22 @@ static int bench(const struct options *o)
 		       wl_names[w], o->reps);
 		printf("%8s", "threads");
 		for (k = 0; k < NR_IMPLS; k++)
-			printf(" %22s", impl_names[k]);
+			if (o->impls & 1U << k)
+				printf(" %22s", impl_names[k]);
 		printf("\n");
 		for (ti = 0; ti < o->n_threads; ti++) {
 			printf("%8u", o->threads[ti]);
 			for (k = 0; k < NR_IMPLS; k++)
-				med[k] = median(v[k][ti], o->reps);
-			for (k = 0; k < NR_IMPLS; k++)
+				med[k] = o->impls & 1U << k ?
+					 median(v[k][ti], o->reps) : 0;
+			for (k = 0; k < NR_IMPLS; k++) {
+				if (!(o->impls & 1U << k))
+					continue;
 				printf(" %12.0f%s (%4.2f)", med[k],
 				       cut[k][ti] ? "*" : " ",
-				       med[k] / med[IMPL_PTHREAD]);
+				       med[IMPL_PTHREAD] > 0 ?
+				       med[k] / med[IMPL_PTHREAD] : 0.0);
+			}
 			printf("\n");
 		}
 	}
@@ -431,11 +465,15 @@ static int bench(const struct options *o)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: bench_cond [-t T,T,...] [-n OPS] [-r REPS] [-b SECONDS]\n"
+"usage: bench_cond [-t T,T,...] [-n OPS] [-r REPS] [-b SECONDS] [-i IMPL,...]\n"
+"                  [-w WORKLOAD,...]\n"
 "  -t  thread counts, each >= 2 (default " DEF_THREADS ")\n"
 "  -n  operations per run: items (queue) or rounds (barrier) (default %lu)\n"
 "  -r  repetitions per point, at most 16 (default %u)\n"
 "  -b  budget per run in seconds (default %.1f)\n"
+"  -i  implementations: tofutex, tofutex-futex, pthread, adaptive (default\n"
+"      all; ratios need pthread, else they print as 0.00)\n"
+"  -w  workloads: queue, barrier (default both)\n"
 "Options in BENCH_COND_OPTS come before the command line's.\n",
 		DEF_OPS, DEF_REPS, DEF_BUDGET);
 }
@@ -445,7 +483,7 @@ static int parse(struct options *o, int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "t:n:r:b:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:r:b:i:w:h")) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_threads(o, optarg))
@@ -460,6 +498,15 @@ static int parse(struct options *o, int argc, char **argv)
 		case 'b':
 			o->budget = strtod(optarg, NULL);
 			break;
+		case 'i':
+			if (parse_names(&o->impls, optarg, impl_names, NR_IMPLS))
+				return -1;
+			break;
+		case 'w':
+			if (parse_names(&o->workloads, optarg, wl_names,
+					NR_WORKLOADS))
+				return -1;
+			break;
 		default:
 			return -1;
 		}
@@ -472,7 +519,9 @@ static int parse(struct options *o, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct options o = { .ops = DEF_OPS, .reps = DEF_REPS,
-			     .budget = DEF_BUDGET };
+			     .budget = DEF_BUDGET,
+			     .impls = (1U << NR_IMPLS) - 1,
+			     .workloads = (1U << NR_WORKLOADS) - 1 };
 	const char *env = getenv("BENCH_COND_OPTS");
 	char *argv_env[32] = { argv[0] }, *copy = NULL, *save = NULL, *tok;
 	int argc_env = 1;

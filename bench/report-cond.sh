@@ -61,6 +61,9 @@ $2 == "run" {
 	k = $3 SUBSEP $4 SUBSEP $5
 	v = $7 * 1e9 / $8
 	add(k, v)
+	rep[k, $6] = v
+	if ($6 + 1 > nrep)
+		nrep = $6 + 1
 	if ($9 == 1)
 		cut[k] = 1
 	remember(order, $3, "wl"); remember(order, $4, "impl")
@@ -99,5 +102,40 @@ END {
 		}
 	}
 	printf "\n(* a repetition stopped at its budget)\n"
+	# The target: each tofutex column >= 1.0 x pthread at every point;
+	# the range is the lowest and highest ratio of one repetition (the
+	# implementations of a repetition run one after the other).
+	printf "\nTargets (ratio of medians to pthread, in brackets one repetition'"'"'s lowest-highest;\n\"inside spread\": the repetitions reach both sides of the target):\n\n"
+	printf "| target | point | ratio | verdict |\n|---|---|--:|---|\n"
+	for (w = 1; w <= nw; w++)
+		for (i = 1; i <= ni; i++) {
+			if (ims[i] !~ /^tofutex/)
+				continue
+			for (t = 1; t <= nt; t++) {
+				base = wls[w] SUBSEP "pthread" SUBSEP ts[t]
+				k = wls[w] SUBSEP ims[i] SUBSEP ts[t]
+				if (!(base in vals) || !(k in vals))
+					continue
+				stats(vals[base]); bmed = MED
+				stats(vals[k])
+				r = bmed > 0 ? MED / bmed : 0
+				lo = hi = ""
+				for (x = 0; x < nrep; x++)
+					if ((k, x) in rep && (base, x) in rep && rep[base, x] > 0) {
+						q = rep[k, x] / rep[base, x]
+						if (lo == "" || q < lo) lo = q
+						if (hi == "" || q > hi) hi = q
+					}
+				inside = lo != "" && lo < 1 && hi >= 1
+				verdict = r >= 1 ? "met" : "missed"
+				if (inside)
+					verdict = verdict ", inside spread"
+				ntarget++
+				nmet += r >= 1
+				printf "| >= 1.0 x pthread | %s %s T=%s | %.2f (%.2f-%.2f) | %s |\n",
+				       wls[w], ims[i], ts[t], r, lo, hi, verdict
+			}
+		}
+	printf "\n%d of %d targets met.\n", nmet, ntarget
 }' "$raw"
 echo "report-cond: wrote $raw and $summary"

@@ -369,6 +369,45 @@ END {
 	printf "%s|%s|%s|%s|%s|%s\n", meta["kernel"], meta["vcpus"], meta["emulation"], meta["ops"], meta["reps"], max_thr > title
 }' "$raw"
 
+# The targets with work between locks: tofutex >= adaptive (the step) and
+# >= 1.2x adaptive (the moonshot) at every plain point (pause and loop
+# units, work > 0, 2 threads and more). "inside spread" when the two
+# implementations' min-max ranges of ops/s overlap.
+awk -F, '
+	NR > 1 && ($1 == "pause" || $1 == "loop") && $2 > 0 && $3 >= 2 &&
+	($4 == "tofutex" || $4 == "adaptive") {
+		k = $1 " w" $2 " T=" $3
+		if (!(k in seen)) {
+			seen[k] = 1
+			order[++n] = k
+		}
+		med[k, $4] = $9; lo[k, $4] = $10; hi[k, $4] = $11
+	}
+	END {
+		if (!n)
+			exit
+		print ""
+		print "== targets with work between locks: tofutex / adaptive ratio of medians =="
+		print "(\"inside spread\": the two implementations min-max ranges of ops/s overlap)"
+		print ""
+		print "| point | ratio | >= 1.0 (step) | >= 1.2 (moonshot) |"
+		print "|---|--:|---|---|"
+		for (i = 1; i <= n; i++) {
+			k = order[i]
+			if (!((k, "tofutex") in med) || !((k, "adaptive") in med) || med[k, "adaptive"] <= 0)
+				continue
+			r = med[k, "tofutex"] / med[k, "adaptive"]
+			ov = hi[k, "tofutex"] >= lo[k, "adaptive"] && lo[k, "tofutex"] <= hi[k, "adaptive"]
+			v1 = (r >= 1 ? "met" : "missed") (ov ? ", inside spread" : "")
+			v2 = (r >= 1.2 ? "met" : "missed") (ov ? ", inside spread" : "")
+			nstep += r >= 1
+			nmoon += r >= 1.2
+			npt++
+			printf "| %s | %.2f | %s | %s |\n", k, r, v1, v2
+		}
+		printf "\nstep met at %d of %d points, moonshot at %d.\n", nstep, npt, nmoon
+	}' "$summary"
+
 echo
 echo "report-lock: raw records: $raw"
 echo "report-lock: point summary: $summary"

@@ -119,6 +119,7 @@ blocks() {
 	print_block "$style" "Method" method "${reports[@]}"
 	print_block "$style" bench_lock lock_table '^== ops/s ratio to pthread'
 	print_block "$style" bench_lock lock_table '^== kernel calls per 1000'
+	print_block "$style" bench_lock lock_table '^== targets with work between locks'
 	print_block "$style" "bench_swap: ns per hand-over" tables "$dir/swap-report.txt"
 	print_block "$style" "bench_cond: condition variables" tables "$dir/cond-report.txt"
 	print_block "$style" "real programs under tofutex-run" tables "$dir/programs-report.txt"

@@ -4,30 +4,41 @@
 # bench/report-programs.sh [-o DIR] FILE - the "real programs" table and
 # chart from the guest's bench_programs output (tests/programs/run.sh,
 # programs_bench; `make bench` writes it to
-# build/bench/<kernel>/bench_programs.txt), on the host.
+# build/bench/<kernel>/bench_programs.txt) or the build host's
+# (bench/programs-native.sh), on the host.
 #
 # Input lines (a "[label] " or "| " prefix does not matter):
 #   program=P threads=T variant=V run=R unit=U value=X secs=S rc=N
-#   lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..
+#   [lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..]
+#   [load=L] [sum=C]
 # V is stock, tofutex (tofutex-run, module backend) or futex (tofutex-run
 # with TOFUTEX_BACKEND=futex); the counters are the module's statistics
-# moved by the run; value=FAILED when a run printed no metric.
+# moved by the run; value=FAILED when a run printed no metric; load is the
+# load average at the end of the run, sum a checksum of output that must
+# be the same in every run of the point.
 #
 # For each (program, threads) it prints, as a Markdown table, the median
-# of each variant's runs in the program's own unit, the ratios of the
-# medians to stock, and for the module backend the median kernel calls
-# per run: TOFUTEX_IOC_LOCK calls (with the sleeps and steals among them),
-# and TOFUTEX_IOC_WAIT / _WAKE calls (condition variables). A variant
-# whose runs all failed shows FAILED; every failed run is counted below
-# the table. Writes to DIR (default: FILE's directory):
+# of each variant's runs in the program's own unit (a column per variant
+# present), the stock runs' spread, the ratios of the medians to stock
+# with the lowest and highest ratio of one round, whether 1.00 lies in
+# that range, and for the module backend the median kernel calls per run:
+# TOFUTEX_IOC_LOCK calls (with the sleeps and steals among them), and
+# TOFUTEX_IOC_WAIT / _WAKE calls (condition variables). A variant whose
+# runs all failed shows FAILED; every failed run is counted below the
+# table, as are differing checksums and the load's range. Then the
+# targets, read on the module variant (the futex one where no module ran):
+# every ratio >= 0.97, sysbench mutex on one mutex >= 1.3 at 2-8 threads,
+# stress-ng mutex >= 1.5; met or missed, "inside spread" when the rounds'
+# ratios lie on both sides of the target. Writes to DIR (default: FILE's
+# directory):
 #   programs.md   the table
 #   programs.csv  program,threads,unit,stock,tofutex,futex,tofutex_ratio,
 #                 futex_ratio,tofutex_ratio_min,tofutex_ratio_max,
 #                 futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,
-#                 sleeps,steals,wait,wake,secs
-#   programs.png  tofutex/stock and futex/stock per point, the ratios'
-#                 medians with bars from the lowest to the highest ratio
-#                 of one round (needs gnuplot)
+#                 sleeps,steals,wait,wake,secs,stock_min,stock_max,
+#                 tofutex_inside,futex_inside
+#   programs.png  the ratios per point, medians with bars from the lowest
+#                 to the highest ratio of one round (needs gnuplot)
 set -euo pipefail
 
 # shellcheck source=bench/report-args.sh
@@ -51,6 +62,22 @@ awk -v csv="$csv" -v dat="$dat" '
 				}
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
+	function lowest(list,   n, i, a, m) {
+		n = split(list, a, " ")
+		m = ""
+		for (i = 1; i <= n; i++)
+			if (m == "" || a[i] + 0 < m)
+				m = a[i] + 0
+		return m
+	}
+	function highest(list,   n, i, a, m) {
+		n = split(list, a, " ")
+		m = ""
+		for (i = 1; i <= n; i++)
+			if (m == "" || a[i] + 0 > m)
+				m = a[i] + 0
+		return m
+	}
 	function num(v) {
 		if (v == "")
 			return "FAILED"
@@ -62,6 +89,14 @@ awk -v csv="$csv" -v dat="$dat" '
 	function cell(r, sp,   a) {
 		split(sp, a, /[ ,]/)
 		return r == "-" || a[1] == "-" ? r : r " (" a[1] "-" a[2] ")"
+	}
+	# yes when 1.00 lies within the lowest and highest ratio of a round:
+	# the variant was not told apart from stock in this run.
+	function inside(sp,   a) {
+		split(sp, a, /[ ,]/)
+		if (a[1] == "-")
+			return "-"
+		return a[1] + 0 <= 1 && a[2] + 0 >= 1 ? "yes" : "no"
 	}
 	function ratio(a, b) {
 		return (a > 0 && b != "") ? sprintf("%.2f", b / a) : "-"
@@ -82,6 +117,25 @@ awk -v csv="$csv" -v dat="$dat" '
 		}
 		return lo == "" ? "- -" : sprintf("%.2f,%.2f", lo, hi)
 	}
+	# verdict R SPREAD TARGET: met or missed, "inside spread" when the
+	# rounds ratios reach both sides of TARGET.
+	function verdict(r, sp, t,   a, in_sp) {
+		if (r == "-")
+			return "no data"
+		split(sp, a, /[ ,]/)
+		in_sp = a[1] != "-" && a[1] + 0 < t && a[2] + 0 >= t
+		if (r + 0 >= t)
+			return in_sp ? "met, inside spread" : "met"
+		return in_sp ? "missed, inside spread" : "missed"
+	}
+	function target(name, pt, t,   v) {
+		v = verdict(ratios[pt], spreads[pt], t)
+		ntarget++
+		nmet += v ~ /^met/
+		nin += v ~ /inside/
+		split(pt, q, " ")
+		printf "| %s | %s %s | %s | %s |\n", name, q[1], q[2], cell(ratios[pt], spreads[pt]), v
+	}
 	/^program=/ {
 		delete f
 		for (i = 1; i <= NF; i++) {
@@ -93,6 +147,7 @@ awk -v csv="$csv" -v dat="$dat" '
 			seen[pt] = 1
 			order[++np] = pt
 		}
+		has[f["variant"]] = 1
 		if (f["unit"] != "-")
 			unit[pt] = f["unit"]
 		key = pt " " f["variant"]
@@ -109,6 +164,15 @@ awk -v csv="$csv" -v dat="$dat" '
 				     (f["rc"] == 124 || f["rc"] == 143 ? " (timed out)" : "")
 		}
 		secs[key] = secs[key] " " f["secs"]
+		if ("load" in f)
+			loads = loads " " f["load"]
+		if ("sum" in f && f["sum"] != "") {
+			if (!((pt, f["sum"]) in sums)) {
+				sums[pt, f["sum"]] = 1
+				nsums[pt]++
+			}
+			nsummed[pt]++
+		}
 		if (f["variant"] == "tofutex")
 			for (k in f)
 				if (k ~ /^(lock|unlock|spins|sleeps|steals|wait|wake)$/)
@@ -118,60 +182,142 @@ awk -v csv="$csv" -v dat="$dat" '
 		if (!np)
 			exit 1
 		nk = split("lock unlock spins sleeps steals wait wake", keys, " ")
-		print "| program | threads | unit | stock | tofutex-run | ratio | futex backend | ratio | LOCK | UNLOCK | spins | sleeps | steals | WAIT | WAKE |"
-		print "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
-		print "program,threads,unit,stock,tofutex,futex,tofutex_ratio,futex_ratio,tofutex_ratio_min,tofutex_ratio_max,futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,sleeps,steals,wait,wake,secs" > csv
+		nv = 0
+		if ("tofutex" in has)
+			vname[++nv] = "tofutex"
+		if ("futex" in has)
+			vname[++nv] = "futex"
+		title["tofutex"] = "tofutex-run"
+		title["futex"] = "futex backend"
+		# The variant the targets are read on: the module where it ran.
+		pv = vname[1]
+		head = "| program | threads | unit | stock | stock spread |"
+		rule = "|---|--:|---|--:|--:|"
+		for (j = 1; j <= nv; j++) {
+			head = head " " title[vname[j]] " | ratio | 1.00 in spread |"
+			rule = rule "--:|--:|:-:|"
+		}
+		if ("tofutex" in has) {
+			head = head " LOCK | UNLOCK | spins | sleeps | steals | WAIT | WAKE |"
+			rule = rule "--:|--:|--:|--:|--:|--:|--:|"
+		}
+		print head
+		print rule
+		print "program,threads,unit,stock,tofutex,futex,tofutex_ratio,futex_ratio,tofutex_ratio_min,tofutex_ratio_max,futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,sleeps,steals,wait,wake,secs,stock_min,stock_max,tofutex_inside,futex_inside" > csv
 		for (i = 1; i <= np; i++) {
 			pt = order[i]
 			split(pt, p, " ")
 			s = median(vals[pt " stock"])
-			t = median(vals[pt " tofutex"])
-			u = median(vals[pt " futex"])
-			rt = ratio(s, t)
-			ru = ratio(s, u)
-			st = spread(pt, "tofutex")
-			su = spread(pt, "futex")
-			line = ""
+			smin = lowest(vals[pt " stock"])
+			smax = highest(vals[pt " stock"])
+			sspread = s > 0 ? sprintf("%.2f-%.2f", smin / s, smax / s) : "-"
+			line = sprintf("| %s | %s | %s | %s | %s |", p[1], p[2], unit[pt], num(s), sspread)
+			delete med
+			delete rt
+			delete sp
+			for (j = 1; j <= nv; j++) {
+				v = vname[j]
+				med[v] = median(vals[pt " " v])
+				rt[v] = ratio(s, med[v])
+				sp[v] = spread(pt, v)
+				line = line sprintf(" %s | %s | %s |", num(med[v]), cell(rt[v], sp[v]), inside(sp[v]))
+			}
+			ratios[pt] = rt[pv]
+			spreads[pt] = sp[pv]
 			cline = ""
 			for (j = 1; j <= nk; j++) {
 				c = median(calls[pt, keys[j]])
-				line = line " " c " |"
+				if ("tofutex" in has)
+					line = line " " c " |"
 				cline = cline "," c
 			}
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s |%s\n", p[1], p[2],
-			       unit[pt], num(s), num(t), cell(rt, st), num(u), cell(ru, su), line
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d%s,%s\n", p[1], p[2], unit[pt],
-			       s, t, u, rt == "-" ? "" : rt, ru == "-" ? "" : ru,
-			       pair(st), pair(su),
+			print line
+			rtt = ("tofutex" in rt) ? rt["tofutex"] : "-"
+			rtf = ("futex" in rt) ? rt["futex"] : "-"
+			spt = ("tofutex" in sp) ? sp["tofutex"] : "- -"
+			spf = ("futex" in sp) ? sp["futex"] : "- -"
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d%s,%s,%s,%s,%s,%s\n", p[1], p[2], unit[pt],
+			       s, med["tofutex"], med["futex"], rtt == "-" ? "" : rtt, rtf == "-" ? "" : rtf,
+			       pair(spt), pair(spf),
 			       runs[pt " stock"], cline,
-			       median(secs[pt " stock"] secs[pt " tofutex"] secs[pt " futex"]) > csv
-			if (rt != "-" && ru != "-" && st !~ /-/ && su !~ /-/) {
-				gsub(/,/, " ", st)
-				gsub(/,/, " ", su)
-				printf "\"%s/%s\" %s %s %s %s\n", p[1], p[2], rt, st, ru, su > dat
+			       median(secs[pt " stock"] secs[pt " tofutex"] secs[pt " futex"]),
+			       smin, smax, inside(spt) == "-" ? "" : inside(spt),
+			       inside(spf) == "-" ? "" : inside(spf) > csv
+			if (rt[pv] != "-" && sp[pv] !~ /-/) {
+				a1 = sp[vname[1]]
+				gsub(/,/, " ", a1)
+				rowd = sprintf("\"%s/%s\" %s %s", p[1], p[2], rt[vname[1]], a1)
+				if (nv > 1 && rt[vname[2]] != "-" && sp[vname[2]] !~ /-/) {
+					a2 = sp[vname[2]]
+					gsub(/,/, " ", a2)
+					rowd = rowd sprintf(" %s %s", rt[vname[2]], a2)
+				} else if (nv > 1)
+					rowd = rowd " 0 0 0"
+				print rowd > dat
 			}
 		}
 		print ""
-		printf "Medians of %d runs per variant in one boot, the three variants interleaved;\n",
+		printf "Medians of %d runs per variant, the variants of a round run one after the\n",
 		       runs[order[1] " stock"]
-		print "ratio = median / stock median (higher is better), in brackets the lowest and"
-		print "highest ratio of one round (the variants run side by side). futex backend: tofutex-run"
-		print "with TOFUTEX_BACKEND=futex. Kernel calls: the module'"'"'s statistics moved by a"
-		print "run of tofutex-run on the module backend, median over its runs."
+		print "other; ratio = median / stock median (higher is better), in brackets the lowest"
+		print "and highest ratio of one round. 1.00 in spread: yes when 1.00 lies within that"
+		print "range, i.e. the run did not tell the variant from stock. stock spread: the"
+		print "stock runs'"'"' lowest and highest value / their median. futex backend: tofutex-run"
+		print "with TOFUTEX_BACKEND=futex."
+		if ("tofutex" in has)
+			print "Kernel calls: the module'"'"'s statistics moved by a run of tofutex-run on the module backend, median over its runs."
+		if (loads != "")
+			printf "Load average (1 min) at the end of each run: %.2f-%.2f, median %.2f.\n",
+			       lowest(loads), highest(loads), median(loads)
+		same = ""
+		for (i = 1; i <= np; i++) {
+			pt = order[i]
+			if (!nsummed[pt])
+				continue
+			split(pt, p, " ")
+			if (nsums[pt] == 1)
+				same = same (same == "" ? "" : ", ") p[1] " " p[2]
+			else
+				printf "OUTPUT DIFFERS: %s %s: %d different outputs over its %d runs\n",
+				       p[1], p[2], nsums[pt], nsummed[pt]
+		}
+		if (same != "")
+			print "Output identical in every run, stock and tofutex-run: " same "."
 		if (nfail) {
 			printf "\n%d runs printed no value:\n", nfail
 			for (i = 1; i <= nfail && i <= 20; i++)
 				print "- " why[i]
 		}
+		printf "\nTargets (%s; a ratio of medians, in brackets one round'"'"'s lowest-highest; \"inside spread\": the rounds reach both sides of the target):\n\n",
+		       pv == "tofutex" ? "tofutex-run on the module backend" : "tofutex-run on the futex backend"
+		print "| target | point | ratio | verdict |"
+		print "|---|---|--:|---|"
+		for (i = 1; i <= np; i++)
+			target(">= 0.97", order[i], 0.97)
+		for (i = 1; i <= np; i++) {
+			split(order[i], p, " ")
+			if (p[1] == "sysbench-mutex-contended" && p[2] >= 2 && p[2] <= 8)
+				target(">= 1.3", order[i], 1.3)
+			if (p[1] == "stress-ng-mutex")
+				target(">= 1.5", order[i], 1.5)
+		}
+		printf "\n%d of %d targets met; %d verdicts inside the run'"'"'s spread.\n", nmet, ntarget, nin
 	}' | tee "$md"
 echo "wrote $md"
 echo "wrote $csv"
 
 if [ -s "$dat" ] && command -v gnuplot >/dev/null; then
+	# Two series (the guest's module and futex variants) or one (the
+	# build host's futex variant).
+	if [ "$(awk '{ print NF; exit }' "$dat")" -ge 7 ]; then
+		series="'$dat' using 2:3:4:xtic(1) title 'tofutex-run (module)', '' using 5:6:7 title 'tofutex-run (futex backend)'"
+	else
+		series="'$dat' using 2:3:4:xtic(1) title 'tofutex-run (futex backend)'"
+	fi
 	gnuplot <<EOG
 set terminal pngcairo size 1100,520
 set output '$png'
-set title 'Real programs under tofutex-run: throughput / stock (medians of one boot; bars: lowest to highest ratio of one round)'
+set title 'Real programs under tofutex-run: throughput / stock (medians of one run; bars: lowest to highest ratio of one round)'
 set style data histograms
 set style histogram errorbars gap 1 lw 1
 set style fill solid 0.8 border -1
@@ -180,8 +326,7 @@ set xtics rotate by -30
 set yrange [0:*]
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 set key top left
-plot '$dat' using 2:3:4:xtic(1) title 'tofutex-run (module)', \\
-     '' using 5:6:7 title 'tofutex-run (futex backend)'
+plot $series
 EOG
 	echo "wrote $png"
 fi

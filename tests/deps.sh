@@ -16,6 +16,8 @@
 #   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
 #   docs     the compilers, pkg-config and CMake: `make check-docs`,
 #            `make check-examples` (run by `make check`)
+#   native   the real programs on this machine (`make bench-native`), and
+#            the tools that count their system calls and context switches
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing. Before it installs anything it
@@ -55,6 +57,10 @@ all=(linux-image-amd64 linux-headers-amd64
      cmake pkg-config)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
+# The real programs `make bench-native` runs on the build machine: the
+# guest's, plus xz, zstd and plzip with two threads and a threaded python3
+# program; strace and perf (linux-perf) for bench/programs-count.sh.
+native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
 deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
@@ -91,13 +97,14 @@ want=()
 need_qemu=0
 for g in "$@"; do
 	case $g in
-	all) want+=("${all[@]}"); need_qemu=1 ;;
+	all) want+=("${all[@]}" "${native[@]}"); need_qemu=1 ;;
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
 	man) want+=("${man[@]}") ;;
 	deb) want+=("${deb[@]}") ;;
 	docs) want+=("${docs[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb, docs)" >&2; exit 2 ;;
+	native) want+=("${native[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb, docs, native)" >&2; exit 2 ;;
 	esac
 done
 

@@ -147,9 +147,7 @@ pigz_one() {
 }
 
 prog_pigz() {
-	awk 'BEGIN { for (i = 0; i < 30000; i++) print i, i * i, "tofutex", i % 7 }' \
-		>/tmp/pigz.in
-	cat /usr/bin/pigz >>/tmp/pigz.in
+	bench_input 30000 /usr/bin/pigz
 	prog_run pigz pigz_one
 	prog_common
 	cmp /tmp/pigz.out.stock /tmp/pigz.out.tfx >/dev/null 2>&1 ||
@@ -258,17 +256,44 @@ programs_check() {
 # run is killed and reported as timed out.
 bench_limit=60
 
-# bench_time CMD...: run CMD (output in /tmp/bench.out); $rc its exit
-# status, $secs the seconds it took (to /proc/uptime's hundredths: pigz's
-# MB/s come from them). $lim, the backstop, goes before
+# bench_tmp: where the runs' input and output live (the guest's private
+# /tmp; bench/programs-native.sh gives each run of its own a directory).
+# bench_secs: the length of a timed run (sysbench threads, stress-ng).
+bench_tmp=${bench_tmp:-/tmp}
+bench_secs=${bench_secs:-2}
+# py-threads: the script (tests/programs/py-threads.py) and its items.
+bench_py=${bench_py:-/programs/py-threads.py}
+bench_py_items=${bench_py_items:-100000}
+
+# bench_time CMD...: run CMD (output in $bench_tmp/bench.out); $rc its exit
+# status, $secs the seconds it took (to /proc/uptime's hundredths: the
+# compressors' MB/s come from them). $lim, the backstop, goes before
 # every program that CMD runs.
 lim="timeout $bench_limit"
 bench_time() {
 	bench_t0=$(cut -d' ' -f1 /proc/uptime)
 	rc=0
-	"$@" >/tmp/bench.out 2>&1 || rc=$?
+	"$@" >"$bench_tmp"/bench.out 2>&1 || rc=$?
 	secs=$(awk -v a="$bench_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
 		'BEGIN { printf "%.2f", b - a }')
+}
+
+# bench_input LINES FILE...: the compressors' input, $bench_tmp/pigz.in:
+# LINES lines of text, then the binaries FILE... (about 12 MB with
+# 400,000 lines and pigz and sysbench).
+bench_input() {
+	n=$1
+	shift
+	awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) print i, i * i, "tofutex", i % 7 }' \
+		>"$bench_tmp"/pigz.in
+	cat "$@" >>"$bench_tmp"/pigz.in
+}
+
+# bench_mbs: MB/s of $bench_tmp/pigz.in in $secs, empty when the run
+# failed.
+bench_mbs() {
+	[ "$rc" != 0 ] || awk -v s="$secs" -v b="$(wc -c <"$bench_tmp"/pigz.in)" \
+		'BEGIN { if (s > 0) printf "MB/s %.3f\n", b / s / 1e6 }'
 }
 
 # memcached_load THREADS: memcached with THREADS worker threads under
@@ -282,45 +307,58 @@ memcached_load() {
 }
 
 # bench_metric PROGRAM THREADS: run PROGRAM once under $RUNNER (output
-# in /tmp/bench.out); $metric its own metric as "UNIT VALUE", empty when
-# the run failed.
+# in $bench_tmp/bench.out); $metric its own metric as "UNIT VALUE", empty
+# when the run failed. xz, zstd, plzip and py-threads run on the build
+# host only (bench/programs-native.sh); the guest has none of them.
 bench_metric() {
+	bench_out=$bench_tmp/bench.out
 	# shellcheck disable=SC2086 # $lim and $RUNNER: words or none
 	case $1 in
 	sysbench-threads)
 		bench_time $lim $RUNNER sysbench threads --threads="$2" \
-			--thread-yields=100 --time=2 run
+			--thread-yields=100 --time="$bench_secs" run
 		metric=$(awk '/total time:/ { t = $3 + 0 } /total number of events:/ { e = $5 }
-		     END { if (t > 0 && e != "") printf "events/s %.2f\n", e / t }' /tmp/bench.out) ;;
+		     END { if (t > 0 && e != "") printf "events/s %.2f\n", e / t }' "$bench_out") ;;
 	sysbench-mutex)
 		bench_time $lim $RUNNER sysbench mutex --threads="$2" \
 			--mutex-locks="$bench_mutex_locks" run
 		metric=$(awk -v n=$(($2 * bench_mutex_locks)) '/total time:/ { t = $3 + 0 }
-		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' /tmp/bench.out) ;;
+		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' "$bench_out") ;;
 	sysbench-mutex-contended)
 		bench_time $lim $RUNNER sysbench mutex --threads="$2" --mutex-num=1 \
 			--mutex-locks=$((bench_contended_locks / $2)) --mutex-loops=10 run
 		metric=$(awk -v n=$((bench_contended_locks / $2 * $2)) '/total time:/ { t = $3 + 0 }
-		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' /tmp/bench.out) ;;
+		     END { if (t > 0) printf "locks/s %.0f\n", n / t }' "$bench_out") ;;
 	stress-ng-mutex)
-		bench_time $lim $RUNNER stress-ng --mutex 1 --mutex-procs "$2" -t 2 \
+		bench_time $lim $RUNNER stress-ng --mutex 1 --mutex-procs "$2" -t "$bench_secs" \
 			--metrics-brief
 		metric=$(awk '$4 == "mutex" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
-			/tmp/bench.out) ;;
+			"$bench_out") ;;
 	stress-ng-pthread)
-		bench_time $lim $RUNNER stress-ng --pthread 1 --pthread-max "$2" -t 2 \
+		bench_time $lim $RUNNER stress-ng --pthread 1 --pthread-max "$2" -t "$bench_secs" \
 			--metrics-brief
 		metric=$(awk '$4 == "pthread" && $5 ~ /^[0-9]+$/ { print "bogo-ops/s", $(NF - 1) }' \
-			/tmp/bench.out) ;;
+			"$bench_out") ;;
 	pigz)
-		bench_time $lim $RUNNER pigz -p "$2" -b 32 -c /tmp/pigz.in
-		metric=
-		[ "$rc" != 0 ] || metric=$(awk -v s="$secs" -v b="$(wc -c </tmp/pigz.in)" \
-			'BEGIN { if (s > 0) printf "MB/s %.3f\n", b / s / 1e6 }') ;;
+		bench_time $lim $RUNNER pigz -p "$2" -b 32 -c "$bench_tmp"/pigz.in
+		metric=$(bench_mbs) ;;
+	xz)
+		bench_time $lim $RUNNER xz -T"$2" -1 -c "$bench_tmp"/pigz.in
+		metric=$(bench_mbs) ;;
+	zstd)
+		bench_time $lim $RUNNER zstd -T"$2" -3 -c "$bench_tmp"/pigz.in
+		metric=$(bench_mbs) ;;
+	plzip)
+		bench_time $lim $RUNNER plzip -n "$2" -1 -c "$bench_tmp"/pigz.in
+		metric=$(bench_mbs) ;;
+	py-threads)
+		bench_time $lim $RUNNER python3 "$bench_py" "$2" "$bench_py_items"
+		metric=$(awk -v s="$secs" -v r="$rc" '/^py-threads items=/ {
+			split($2, a, "="); if (r == 0 && s > 0) printf "items/s %.0f\n", a[2] / s }' "$bench_out") ;;
 	memcached)
 		bench_time memcached_load "$2"
 		metric=$(awk '/TPS:/ { for (i = 1; i < NF; i++) if ($i == "TPS:") v = $(i + 1) }
-		     END { if (v != "") print "requests/s", v }' /tmp/bench.out) ;;
+		     END { if (v != "") print "requests/s", v }' "$bench_out") ;;
 	esac
 }
 
@@ -342,7 +380,7 @@ bench_one() {
 	[ -n "$metric" ] || metric="- FAILED"
 	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d"
 	if [ -z "${metric%%* FAILED}" ]; then
-		tail -n 5 /tmp/bench.out | sed "s/^/[programs] $1: /"
+		tail -n 5 "$bench_tmp"/bench.out | sed "s/^/[programs] $1: /"
 	fi
 }
 
@@ -372,9 +410,7 @@ programs_bench() {
 	memcached_setup
 	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
 	# guest (several on a loaded host).
-	awk 'BEGIN { for (i = 0; i < 400000; i++) print i, i * i, "tofutex", i % 7 }' \
-		>/tmp/pigz.in
-	cat /usr/bin/pigz /usr/bin/sysbench >>/tmp/pigz.in
+	bench_input 400000 /usr/bin/pigz /usr/bin/sysbench
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
 	for point in $(echo "$bench_points" | tr , ' '); do
 		r=1
