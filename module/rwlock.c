@@ -47,13 +47,14 @@
  * can keep a writer out for ever. A top waiter that queued handoff_ns ago
  * or longer sets state->handoff and WAITERS, and, as a writer on a
  * reader-owned word, RW_HANDOFF: from then on new readers queue in the
- * kernel behind it, the count can only fall, and the last reader's
- * RWUNLOCK writes the writer's TID into the word (it never passes through
- * "free", so nobody can steal it) and wakes it. A writer top waiter sleeps
- * at most until it starves, so that it can raise RW_HANDOFF while readers
- * keep the word. A writer that leaves the queue without the lock
- * (deadline, signal) may leave RW_HANDOFF behind; readers then take the
- * slow path, where the top reader ignores and clears it.
+ * kernel behind it (only a thread that holds a read lock already may
+ * still join, uapi/tofutex.h), and the last reader's RWUNLOCK writes the
+ * writer's TID into the word (it never passes through "free", so nobody
+ * can steal it) and wakes it. A writer top waiter sleeps at most until it
+ * starves, so that it can raise RW_HANDOFF while readers keep the word.
+ * A writer that leaves the queue without the lock (deadline, signal) may
+ * leave RW_HANDOFF behind; readers then take the slow path, where the top
+ * reader ignores and clears it.
  *
  * Loops and signals
  * -----------------

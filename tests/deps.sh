@@ -48,12 +48,13 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # DKMS, and gnuplot for the benchmark's charts. The real programs run
 # under tofutex-run in the guests (tests/programs/), packed with their
 # shared libraries: sysbench, stress-ng, pigz, memcached and its load
-# generator (memcslap from libmemcached-tools).
+# generator (memcslap from libmemcached-tools), and GLib's GRWLock tests
+# (libglib2.0-tests).
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
-     sysbench stress-ng pigz memcached libmemcached-tools
+     sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
      cmake pkg-config)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)

@@ -285,6 +285,9 @@ struct tofutex_requeue {
  * RW_SHARED and neither RW_HANDOFF nor a full count, cmpxchg(word, w,
  * w + 1), and read-unlocks with cmpxchg(word, w, w - 1) while the count
  * is above 1, or cmpxchg(word, RW_SHARED | 1, 0) for the last reader.
+ * A thread that holds a read lock already may join with cmpxchg(word, w,
+ * w + 1) despite RW_HANDOFF: waiting behind a writer that waits for its
+ * own read lock would deadlock.
  * Only when these fail (the lock is held, or the last owner finds
  * WAITERS) does it call TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK or
  * TOFUTEX_IOC_RWUNLOCK, with the word as it is: the kernel does the

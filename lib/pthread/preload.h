@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libtofutex-pthread - pthread mutexes and condition variables on
+ * libtofutex-pthread - pthread mutexes, condition variables and rwlocks on
  * libtofutex, for LD_PRELOAD (see tofutex-run(1)). Internal header.
  *
  * Which objects are ours. A pthread_mutex_t is dispatched on its __kind,
@@ -36,6 +36,16 @@
  *                (pthread_condattr_setclock())
  * Again all zero after pthread_cond_init() or PTHREAD_COND_INITIALIZER.
  *
+ * A pthread_rwlock_t is ours unless __shared (28) is set, which glibc's
+ * pthread_rwlock_init() writes for PTHREAD_PROCESS_SHARED; __flags (48),
+ * the kind, read only, is 0 (also PTHREAD_RWLOCK_INITIALIZER), 1 or 2
+ * (PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP); anything else is
+ * left to glibc. Layout of ours (struct __pthread_rwlock_arch_t):
+ *   bytes 0-7  a tofutex_rwlock_t (glibc's __readers, __writers): the TO
+ *              reader/writer word, and the field that must be 0
+ * All zero after pthread_rwlock_init() or the initialisers, and glibc's
+ * destroy writes nothing; every pthread_rwlock_* function is interposed.
+ *
  * No path allocates: the state is in the objects, the real glibc
  * functions are looked up once when the library is loaded.
  */
@@ -67,6 +77,19 @@ struct tfx_real {
 			      const struct timespec *);
 	int (*cond_signal)(pthread_cond_t *);
 	int (*cond_broadcast)(pthread_cond_t *);
+	int (*rwlock_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	int (*rwlock_destroy)(pthread_rwlock_t *);
+	int (*rwlock_rdlock)(pthread_rwlock_t *);
+	int (*rwlock_tryrdlock)(pthread_rwlock_t *);
+	int (*rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t,
+				  const struct timespec *);
+	int (*rwlock_wrlock)(pthread_rwlock_t *);
+	int (*rwlock_trywrlock)(pthread_rwlock_t *);
+	int (*rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t,
+				  const struct timespec *);
+	int (*rwlock_unlock)(pthread_rwlock_t *);
 };
 
 /* real.c: the table, filled when the library is loaded. */
@@ -93,6 +116,17 @@ TOFUTEX_HIDDEN bool tfx_mutex_mine(pthread_mutex_t *m);
 static inline tofutex_mutex_t *tfx_mutex(pthread_mutex_t *m)
 {
 	return (tofutex_mutex_t *)(void *)&m->__data.__lock;
+}
+
+/*
+ * rwlock.c: the kind (PTHREAD_RWLOCK_PREFER_READER_NP ...) of a rwlock
+ * that is ours, -1 for one that is glibc's.
+ */
+TOFUTEX_HIDDEN int tfx_rwlock_kind(const pthread_rwlock_t *rw);
+
+static inline tofutex_rwlock_t *tfx_rwlock(pthread_rwlock_t *rw)
+{
+	return (tofutex_rwlock_t *)(void *)&rw->__data.__readers;
 }
 
 #endif /* TOFUTEX_PTHREAD_PRELOAD_H */

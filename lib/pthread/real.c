@@ -51,6 +51,17 @@ void tfx_real_resolve(void)
 	TFX_RESOLVE(cond_timedwait, "pthread_cond_timedwait");
 	TFX_RESOLVE(cond_clockwait, "pthread_cond_clockwait");
 	TFX_RESOLVE(cond_signal, "pthread_cond_signal");
+	TFX_RESOLVE(rwlock_init, "pthread_rwlock_init");
+	TFX_RESOLVE(rwlock_destroy, "pthread_rwlock_destroy");
+	TFX_RESOLVE(rwlock_rdlock, "pthread_rwlock_rdlock");
+	TFX_RESOLVE(rwlock_tryrdlock, "pthread_rwlock_tryrdlock");
+	TFX_RESOLVE(rwlock_timedrdlock, "pthread_rwlock_timedrdlock");
+	TFX_RESOLVE(rwlock_clockrdlock, "pthread_rwlock_clockrdlock");
+	TFX_RESOLVE(rwlock_wrlock, "pthread_rwlock_wrlock");
+	TFX_RESOLVE(rwlock_trywrlock, "pthread_rwlock_trywrlock");
+	TFX_RESOLVE(rwlock_timedwrlock, "pthread_rwlock_timedwrlock");
+	TFX_RESOLVE(rwlock_clockwrlock, "pthread_rwlock_clockwrlock");
+	TFX_RESOLVE(rwlock_unlock, "pthread_rwlock_unlock");
 	/* Last: tfx_glibc() tests this one. */
 	TFX_RESOLVE(cond_broadcast, "pthread_cond_broadcast");
 }

@@ -215,6 +215,25 @@ prog_memcached() {
 	done
 }
 
+# prog_glib_rwlock: GLib's own GRWLock tests (libglib2.0-tests'
+# installed-tests/glib/rwlock), GTest's TAP verdict. GRWLock is a
+# pthread_rwlock_t, so under tofutex-run its locks are TO reader/writer
+# locks: /thread/rwlock8 has two writers keep a number even across two
+# changes while ten readers assert they never see it odd, the others the
+# try functions' answers and recursive reader trylocks. /thread/rwlock7
+# (a hundred writer threads, 10^6 locks) is skipped: minutes in the
+# emulated guest, and it has no readers.
+prog_glib_rwlock() {
+	prog_run glib-rwlock prog_exec rwlock -s /thread/rwlock7
+	prog_common
+	for f in stock tfx; do
+		o=/tmp/prog-glib-rwlock.$f
+		grep -q "^ok 8 /thread/rwlock8" $o ||
+			problem="$problem; $f: /thread/rwlock8 did not pass"
+		grep -q "^not ok" $o && problem="$problem; $f: a test failed"
+	done
+}
+
 programs_check() {
 	prog_sysbench sysbench-threads threads --threads=4 --time=0 --events=400 run
 	prog_took_to lock steals
@@ -244,6 +263,9 @@ programs_check() {
 	prog_verdict "$name" "$problem"
 	prog_memcached
 	prog_took_to lock steals wait
+	prog_verdict "$name" "$problem"
+	prog_glib_rwlock
+	prog_took_to lock steals
 	prog_verdict "$name" "$problem"
 }
 

@@ -130,8 +130,10 @@ pack_preload() {
 }
 
 # The real programs tests/programs/run.sh runs under tofutex-run in the
-# guests (Debian packages, tests/deps.sh), and the tools it needs.
-program_bins=(sysbench stress-ng pigz memcached memcaslap memccapable memcping)
+# guests (Debian packages, tests/deps.sh), and the tools it needs; a path
+# for one that is not on PATH (packed into /usr/bin all the same).
+program_bins=(sysbench stress-ng pigz memcached memcaslap memccapable memcping
+	      /usr/libexec/installed-tests/glib/rwlock)
 
 # pack_programs ROOT: those programs, their libraries, the guest script.
 pack_programs() {

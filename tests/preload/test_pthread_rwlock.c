@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, reader/writer locks: a dynamically
+ * linked program that calls glibc's pthread_rwlock_* names and runs under
+ * tofutex-run (LD_PRELOAD). Each kind's recursion and EDEADLK, recursive
+ * read locks while a writer starves, the timed variants on both clocks,
+ * the try functions, reader-count overflow, exclusion and shared readers,
+ * and the pass-through of process-shared rwlocks to glibc. The first test
+ * fails when the preload is not in effect, so that the rest cannot pass
+ * on glibc's own rwlocks.
+ */
+#include <dlfcn.h>
+#include <sys/wait.h>
+
+#include "../common.h"
+
+#define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
+
+/* The kinds, and how each is made. */
+enum { K_STATIC, K_STATIC_NONRECURSIVE, K_READER, K_WRITER, K_NONRECURSIVE,
+       K_COUNT };
+
+static void rwlock_make(pthread_rwlock_t *rw, int k)
+{
+	static const int kind[K_COUNT] = {
+		0, 0, PTHREAD_RWLOCK_PREFER_READER_NP,
+		PTHREAD_RWLOCK_PREFER_WRITER_NP,
+		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP,
+	};
+	pthread_rwlockattr_t a;
+
+	if (k == K_STATIC) {
+		*rw = (pthread_rwlock_t)PTHREAD_RWLOCK_INITIALIZER;
+		return;
+	}
+	if (k == K_STATIC_NONRECURSIVE) {
+		*rw = (pthread_rwlock_t)
+			PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+		return;
+	}
+	ck_assert_int_eq(pthread_rwlockattr_init(&a), 0);
+	ck_assert_int_eq(pthread_rwlockattr_setkind_np(&a, kind[k]), 0);
+	ck_assert_int_eq(pthread_rwlock_init(rw, &a), 0);
+	pthread_rwlockattr_destroy(&a);
+}
+
+static bool nonrecursive(int k)
+{
+	return k == K_STATIC_NONRECURSIVE || k == K_NONRECURSIVE;
+}
+
+/* The TO word: glibc's __readers (libtofutex-pthread's layout). */
+static uint32_t rw_word(pthread_rwlock_t *rw)
+{
+	return word_load(&rw->__data.__readers);
+}
+
+/* Run @fn(@rw) in a new thread, return its result. */
+struct call {
+	int (*fn)(pthread_rwlock_t *);
+	pthread_rwlock_t *rw;
+	int ret;
+};
+
+static void *call_main(void *arg)
+{
+	struct call *c = arg;
+
+	c->ret = c->fn(c->rw);
+	return NULL;
+}
+
+static int in_thread(int (*fn)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	struct call c = { .fn = fn, .rw = rw, .ret = -1 };
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, call_main, &c), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	return c.ret;
+}
+
+/* A lock attempt that leaves the lock as it found it. */
+static int tryrd_and_unlock(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_tryrdlock(rw);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int trywr_and_unlock(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_trywrlock(rw);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int timedrd_soon(pthread_rwlock_t *rw)
+{
+	struct timespec ts = realtime_in(50 * NSEC_PER_MSEC);
+	int r = pthread_rwlock_timedrdlock(rw, &ts);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int timedwr_soon(pthread_rwlock_t *rw)
+{
+	struct timespec ts = realtime_in(50 * NSEC_PER_MSEC);
+	int r = pthread_rwlock_timedwrlock(rw, &ts);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int clockrd_soon(pthread_rwlock_t *rw)
+{
+	struct timespec mono = ts_in(50 * NSEC_PER_MSEC);
+	struct timespec real = realtime_in(50 * NSEC_PER_MSEC);
+	int r = pthread_rwlock_clockrdlock(rw, CLOCK_MONOTONIC, &mono);
+
+	if (!r)
+		r = pthread_rwlock_unlock(rw);
+	if (!r)
+		r = pthread_rwlock_clockrdlock(rw, CLOCK_REALTIME, &real);
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int clockwr_soon(pthread_rwlock_t *rw)
+{
+	struct timespec mono = ts_in(50 * NSEC_PER_MSEC);
+	struct timespec real = realtime_in(50 * NSEC_PER_MSEC);
+	int r = pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, &mono);
+
+	if (!r)
+		r = pthread_rwlock_unlock(rw);
+	if (!r)
+		r = pthread_rwlock_clockwrlock(rw, CLOCK_REALTIME, &real);
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+/* The preload is in effect, and the word is libtofutex's TO word. */
+START_TEST(test_preload_in_effect)
+{
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	Dl_info info;
+
+	ck_assert(dladdr((void *)pthread_rwlock_rdlock, &info));
+	ck_assert_msg(info.dli_fname &&
+		      strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME),
+		      "pthread_rwlock_rdlock is %s's, not the preload's: run under tofutex-run",
+		      info.dli_fname ? info.dli_fname : "?");
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), test_gettid());
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), TOFUTEX_RW_SHARED | 2);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), 0);
+}
+END_TEST
+
+/* ---- errors, by kind (_i: the kind) ---- */
+
+/* Every lock by the writer: EDEADLK; the try functions: EBUSY. */
+START_TEST(test_writer_relock_edeadlk)
+{
+	struct timespec real = realtime_in(20 * NSEC_PER_MSEC);
+	struct timespec mono = ts_in(20 * NSEC_PER_MSEC);
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, _i);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &real), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &real), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC,
+						    &mono), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC,
+						    &mono), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), EBUSY);
+	ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EBUSY);
+	ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/* Read locks nest in every kind while no writer waits. */
+START_TEST(test_recursive_read)
+{
+	struct timespec real = realtime_in(20 * NSEC_PER_MSEC);
+	struct timespec mono = ts_in(20 * NSEC_PER_MSEC);
+	pthread_rwlock_t rw;
+	int i;
+
+	rwlock_make(&rw, _i);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &real), 0);
+	ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC,
+						    &mono), 0);
+	ck_assert_uint_eq(rw_word(&rw), TOFUTEX_RW_SHARED | 5);
+	/* The reader's own write lock waits for its read locks: deadlock. */
+	real = realtime_in(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &real), ETIMEDOUT);
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), EBUSY);
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), EBUSY);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	}
+	ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), 0);
+}
+END_TEST
+
+static int wrlock_once(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_wrlock(rw);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+/*
+ * A reader that holds the lock while a writer starves: the reader-
+ * preferring kinds grant it another read lock (glibc's readers always
+ * join a read phase; waiting behind that writer would deadlock); the
+ * nonrecursive writer-preferring kind makes it wait, as glibc's does
+ * (its tryrdlock fails). Readers that hold nothing queue behind the
+ * writer in every kind. (How long a waiting reader respects RW_HANDOFF
+ * depends on the backend: only the try functions are asserted.)
+ */
+START_TEST(test_recursive_read_while_writer_starves)
+{
+	struct call c = { .fn = wrlock_once, .ret = -1 };
+	struct timespec real, mono;
+	pthread_rwlock_t rw;
+	pthread_t t;
+	bool starves;
+	int held = 1;
+
+	rwlock_make(&rw, _i);
+	c.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, call_main, &c), 0);
+	WAIT_UNTIL(starves, rw_word(&rw) & TOFUTEX_RW_HANDOFF, TEST_WAIT_NS);
+	ck_assert_msg(starves, "no RW_HANDOFF: word %#x", rw_word(&rw));
+	ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EBUSY);
+	real = realtime_in(TEST_WAIT_NS);
+	mono = ts_in(TEST_WAIT_NS);
+	if (nonrecursive(_i)) {
+		ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), EBUSY);
+	} else {
+		ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &real), 0);
+		ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw,
+							    CLOCK_MONOTONIC,
+							    &mono), 0);
+		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+		held += 4;
+		ck_assert_uint_eq(rw_word(&rw) & TOFUTEX_RW_COUNT_MASK, held);
+	}
+	ck_assert(!join_within(t, NULL, 0));
+	while (held--)
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+}
+END_TEST
+
+/* A full reader count: EAGAIN from every read lock, the try one too. */
+START_TEST(test_reader_count_full)
+{
+	struct timespec real = realtime_in(TEST_WAIT_NS);
+	struct timespec mono = ts_in(TEST_WAIT_NS);
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, _i);
+	/* 2^28 - 2 readers, in the layout's count. */
+	__atomic_store_n(&rw.__data.__readers,
+			 TOFUTEX_RW_SHARED | (TOFUTEX_RW_COUNT_MASK - 1),
+			 __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	/* Now full, with the caller among the readers (rejoin path too). */
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), EAGAIN);
+	ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), EAGAIN);
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &real), EAGAIN);
+	ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC,
+						    &mono), EAGAIN);
+	ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EAGAIN);
+	ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw),
+			  TOFUTEX_RW_SHARED | (TOFUTEX_RW_COUNT_MASK - 1));
+	__atomic_store_n(&rw.__data.__readers, 0, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/* A bad deadline: EINVAL, on a free lock too (checked first, as glibc). */
+START_TEST(test_bad_deadline)
+{
+	struct timespec big = { .tv_sec = 0, .tv_nsec = 1000000000 };
+	struct timespec neg = { .tv_sec = 0, .tv_nsec = -1 };
+	struct timespec mono = ts_in(20 * NSEC_PER_MSEC);
+	pthread_rwlock_t rw;
+	int held;
+
+	rwlock_make(&rw, _i);
+	for (held = 0; held < 2; held++) {
+		ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &big), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &neg), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &big), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &neg), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw,
+				 CLOCK_PROCESS_CPUTIME_ID, &mono), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_clockwrlock(&rw,
+				 CLOCK_PROCESS_CPUTIME_ID, &mono), EINVAL);
+		ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw,
+				 CLOCK_MONOTONIC, &big), EINVAL);
+		/* Then held for reading by the caller (the rejoin path). */
+		if (!held)
+			ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	}
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), 0);
+}
+END_TEST
+
+/* Deadlines on both clocks end waits for a writer and for readers. */
+START_TEST(test_timed_both_clocks)
+{
+	struct timespec past = { .tv_sec = 1, .tv_nsec = 0 };
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, _i);
+	/* A free lock is taken even at a past deadline. */
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &past), 0);
+	ck_assert_int_eq(in_thread(timedrd_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(timedwr_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(clockrd_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(clockwr_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC,
+						    &past), 0);
+	/* Read-held: readers enter, writers time out. */
+	ck_assert_int_eq(in_thread(timedrd_soon, &rw), 0);
+	ck_assert_int_eq(in_thread(clockrd_soon, &rw), 0);
+	ck_assert_int_eq(in_thread(timedwr_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(clockwr_soon, &rw), ETIMEDOUT);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(in_thread(clockwr_soon, &rw), 0);
+}
+END_TEST
+
+/* Unlock of a lock the caller does not hold: EPERM (glibc: undefined). */
+START_TEST(test_unlock_not_held)
+{
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, _i);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), EPERM);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(in_thread(pthread_rwlock_unlock, &rw), EPERM);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+	/* A destroyed rwlock may be initialised again. */
+	rwlock_make(&rw, _i);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/* ---- exclusion, shared readers, and proof that the TO lock took it ---- */
+
+struct shared {
+	pthread_rwlock_t rw;
+	unsigned long a, b;		/* equal outside a write lock */
+	unsigned long per_thread;
+	atomic_uint readers;		/* in a read lock now */
+	atomic_uint most_readers;	/* the most seen at once */
+};
+
+static int take(pthread_rwlock_t *rw, bool write, unsigned long i)
+{
+	struct timespec ts;
+	int r;
+
+	switch (i % 4) {
+	case 0:
+		return write ? pthread_rwlock_wrlock(rw) :
+			       pthread_rwlock_rdlock(rw);
+	case 1:
+		ts = realtime_in(TEST_WAIT_NS);
+		return write ? pthread_rwlock_timedwrlock(rw, &ts) :
+			       pthread_rwlock_timedrdlock(rw, &ts);
+	case 2:
+		ts = ts_in(TEST_WAIT_NS);
+		return write ?
+		       pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts) :
+		       pthread_rwlock_clockrdlock(rw, CLOCK_MONOTONIC, &ts);
+	default:
+		while ((r = write ? pthread_rwlock_trywrlock(rw) :
+				    pthread_rwlock_tryrdlock(rw)) == EBUSY)
+			sched_yield();
+		return r;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct shared *s = arg;
+	unsigned long i;
+	int r;
+
+	for (i = 0; i < s->per_thread; i++) {
+		r = take(&s->rw, true, i);
+		TCHECK(r == 0, "write lock = %d", r);
+		TCHECK(atomic_load(&s->readers) == 0, "a reader is inside");
+		s->a++;
+		busy_work(50);
+		s->b++;
+		r = pthread_rwlock_unlock(&s->rw);
+		TCHECK(r == 0, "write unlock = %d", r);
+	}
+	return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+	struct shared *s = arg;
+	unsigned long i;
+	unsigned int n, most;
+	int r;
+
+	for (i = 0; i < s->per_thread; i++) {
+		r = take(&s->rw, false, i);
+		TCHECK(r == 0, "read lock = %d", r);
+		n = atomic_fetch_add(&s->readers, 1) + 1;
+		most = atomic_load(&s->most_readers);
+		while (n > most &&
+		       !atomic_compare_exchange_weak(&s->most_readers, &most, n))
+			;
+		TCHECK(s->a == s->b, "torn: %lu %lu", s->a, s->b);
+		busy_work(50);
+		atomic_fetch_sub(&s->readers, 1);
+		r = pthread_rwlock_unlock(&s->rw);
+		TCHECK(r == 0, "read unlock = %d", r);
+	}
+	return NULL;
+}
+
+START_TEST(test_exclusion)
+{
+	struct shared s = { .per_thread = scaled(5000, 500) };
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	rwlock_make(&s.rw, _i);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						i < 2 ? writer_main : reader_main,
+						&s), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert(join_within(t[i], NULL, 10 * TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_uint_eq(s.a, 2 * s.per_thread);
+	ck_assert_uint_eq(s.b, s.a);
+	ck_assert_uint_eq(rw_word(&s.rw), 0);
+}
+END_TEST
+
+struct both_in {
+	pthread_rwlock_t *rw;
+	atomic_uint inside;
+	int ret;
+};
+
+/* Read-lock, wait until another reader is inside too, unlock. */
+static void *meet_main(void *arg)
+{
+	struct both_in *b = arg;
+	bool met;
+
+	b->ret = pthread_rwlock_rdlock(b->rw);
+	if (b->ret)
+		return NULL;
+	atomic_fetch_add(&b->inside, 1);
+	WAIT_UNTIL(met, atomic_load(&b->inside) >= 2, TEST_WAIT_NS);
+	if (!met)
+		b->ret = ETIMEDOUT;
+	pthread_rwlock_unlock(b->rw);
+	return NULL;
+}
+
+/* Two readers hold the lock at once. */
+START_TEST(test_shared_readers)
+{
+	pthread_rwlock_t rw;
+	struct both_in b = { .rw = &rw, .ret = -1 };
+	pthread_t t;
+	bool met;
+
+	rwlock_make(&rw, _i);
+	ck_assert_int_eq(pthread_create(&t, NULL, meet_main, &b), 0);
+	WAIT_UNTIL(met, atomic_load(&b.inside) == 1, TEST_WAIT_NS);
+	ck_assert(met);
+	ck_assert_uint_eq(rw_word(&rw), TOFUTEX_RW_SHARED | 1);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	atomic_fetch_add(&b.inside, 1);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(b.ret, 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw), 0);
+}
+END_TEST
+
+static void *hold_write_main(void *arg)
+{
+	pthread_rwlock_t *rw = arg;
+
+	TCHECK(pthread_rwlock_wrlock(rw) == 0, "wrlock");
+	sleep_ns(100 * NSEC_PER_MSEC);
+	TCHECK(pthread_rwlock_unlock(rw) == 0, "unlock");
+	return NULL;
+}
+
+/* A reader that must wait for a sleeping writer goes to the kernel. */
+START_TEST(test_contended_lock_uses_backend)
+{
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	struct tofutex_stats before, after;
+	bool module = tofutex_backend() == TOFUTEX_BACKEND_MODULE;
+	pthread_t t;
+	bool held;
+
+	tfail_reset();
+	if (module)
+		ck_assert_int_eq(tofutex_stats(TOFUTEX_STATS_PROCESS, &before), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_write_main, &rw), 0);
+	WAIT_UNTIL(held, rw_word(&rw) != 0, TEST_WAIT_NS);
+	ck_assert(held);
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_uint_eq(rw_word(&rw) & ~TOFUTEX_WAITERS,
+			  TOFUTEX_RW_SHARED | 1);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	tfail_assert();
+	if (module) {
+		ck_assert_int_eq(tofutex_stats(TOFUTEX_STATS_PROCESS, &after), 0);
+		ck_assert_uint_gt(after.lock_calls, before.lock_calls);
+	}
+}
+END_TEST
+
+/* ---- process-shared rwlocks stay glibc's ---- */
+
+START_TEST(test_pshared_is_glibc)
+{
+	pthread_rwlock_t *rw = mmap(NULL, sizeof(*rw), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pthread_rwlockattr_t a;
+	int status;
+	pid_t pid;
+
+	ck_assert(rw != MAP_FAILED);
+	ck_assert_int_eq(pthread_rwlockattr_init(&a), 0);
+	ck_assert_int_eq(pthread_rwlockattr_setpshared(&a,
+						       PTHREAD_PROCESS_SHARED), 0);
+	ck_assert_int_eq(pthread_rwlock_init(rw, &a), 0);
+	pthread_rwlockattr_destroy(&a);
+	ck_assert_int_eq(pthread_rwlock_wrlock(rw), 0);
+	/* glibc's layout: the writer in __cur_writer, not a TO word. */
+	ck_assert_int_eq(rw->__data.__cur_writer, (int)test_gettid());
+	ck_assert_uint_ne(rw->__data.__readers, test_gettid());
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(pthread_rwlock_tryrdlock(rw) == EBUSY &&
+		      pthread_rwlock_rdlock(rw) == 0 &&
+		      pthread_rwlock_unlock(rw) == 0 ? 0 : 1);
+	sleep_ns(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_rwlock_unlock(rw), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(pthread_rwlock_rdlock(rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(rw), 0);
+	munmap(rw, sizeof(*rw));
+}
+END_TEST
+
+static Suite *pthread_rwlock_suite(void)
+{
+	Suite *s = suite_create("pthread_rwlock under libtofutex-pthread");
+	TCase *tc;
+
+	tc = tcase_create("preload");
+	tcase_add_test(tc, test_preload_in_effect);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_writer_relock_edeadlk, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_recursive_read, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_recursive_read_while_writer_starves, 0,
+			    K_COUNT);
+	tcase_add_loop_test(tc, test_reader_count_full, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_bad_deadline, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_timed_both_clocks, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_unlock_not_held, 0, K_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("exclusion");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_exclusion, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_shared_readers, 0, K_COUNT);
+	tcase_add_test(tc, test_contended_lock_uses_backend);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("glibc");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_pshared_is_glibc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(pthread_rwlock_suite());
+}
