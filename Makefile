@@ -481,7 +481,7 @@ help:
 	@echo '  make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'Benchmark:'
 	@echo '  make bench           benchmarks in a QEMU guest; build/bench/<kernel>/report.md'
-	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this
+	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this'
 	@echo '                       host, futex backend (NATIVE_BENCHES, NATIVE_ROUNDS)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
