@@ -14,6 +14,7 @@
 #define _TOFUTEX_LOCK_H
 
 #include <linux/list.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/types.h>
@@ -26,7 +27,9 @@
  * @task:       the waiting task
  * @vpid:       its TID, as written into the word on a hand-off
  * @top_since:  when it became top waiter (ns, monotonic)
- * @handed_off: an unlocker gave it the lock; it owns the word now
+ * @handed_off: 0, or the status to report when an unlocker gave it the
+ *              lock (it owns the word now): TOFUTEX_STATUS_HANDOFF, or
+ *              TOFUTEX_STATUS_OWNER_DIED when the word kept OWNER_DIED
  * @woken:      an unlocker released the word and woke it as top waiter: if
  *              it finds the word taken again, a thief beat it to it
  */
@@ -35,7 +38,7 @@ struct tofutex_waiter {
 	struct task_struct *task;
 	u32 vpid;
 	u64 top_since;
-	bool handed_off;
+	u32 handed_off;
 	bool woken;
 };
 
@@ -63,6 +66,16 @@ static inline u32 tofutex_tid(u32 word)
 	return word & TOFUTEX_TID_MASK;
 }
 
+/*
+ * How a take of a word that held @old went: a word with OWNER_DIED is
+ * reported as taken from a dead owner, whoever set the bit, so that the
+ * new owner knows that the data may be inconsistent.
+ */
+static inline u32 tofutex_taken_how(u32 old, u32 how)
+{
+	return (old & TOFUTEX_OWNER_DIED) ? TOFUTEX_STATUS_OWNER_DIED : how;
+}
+
 /**
  * tofutex_wake_task() - wake a task pinned under a lock, after dropping it
  * @task: the task with a reference held, or NULL
@@ -79,5 +92,7 @@ static inline void tofutex_wake_task(struct task_struct *task)
 	wake_up_process(task);
 	put_task_struct(task);
 }
+
+struct pid *tofutex_owner_clear(struct tofutex_state *state);
 
 #endif /* _TOFUTEX_LOCK_H */

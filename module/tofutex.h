@@ -23,6 +23,7 @@
 #ifndef _TOFUTEX_H
 #define _TOFUTEX_H
 
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/moduleparam.h>
@@ -35,6 +36,7 @@
 
 #define TOFUTEX_MODULE_VERSION "0.1.0"
 
+struct pid;
 struct tofutex_table;
 
 /* table.c */
@@ -59,6 +61,11 @@ enum tofutex_state_kind {
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
  *           moved here (struct tofutex_word_waiter), in arrival order,
  *           under @lock; see requeue.c
+ * @owner:   in a LOCK state only: the struct pid (a reference held) that
+ *           @owner_tid named when a waiter first saw it in the word with
+ *           WAITERS set, or NULL; under @lock, put when replaced, cleared
+ *           or freed with the state; see lock.c, "Owner death"
+ * @owner_tid: the TID @owner was found by
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -73,6 +80,8 @@ struct tofutex_state {
 	struct list_head waiters;
 	bool handoff;
 	struct list_head requeued;
+	struct pid *owner;
+	u32 owner_tid;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -133,10 +142,30 @@ int tofutex_word_check(u64 addr, u32 __user **uaddr);
 int tofutex_word_read_inatomic(u32 __user *uaddr, u32 *val);
 int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
 				  u32 oldval, u32 newval);
-int tofutex_word_fault_in(u32 __user *uaddr, bool write);
-int tofutex_word_read(u32 __user *uaddr, u32 *val);
-int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
-			 u32 newval);
+struct tofutex_deadline;
+int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
+				const struct tofutex_deadline *dl);
+int tofutex_word_read_until(u32 __user *uaddr, u32 *val,
+			    const struct tofutex_deadline *dl);
+int tofutex_word_cmpxchg_until(u32 __user *uaddr, u32 *curval, u32 oldval,
+			       u32 newval, const struct tofutex_deadline *dl);
+
+/* The same without a deadline: until a signal. */
+static inline int tofutex_word_fault_in(u32 __user *uaddr, bool write)
+{
+	return tofutex_word_fault_in_until(uaddr, write, NULL);
+}
+
+static inline int tofutex_word_read(u32 __user *uaddr, u32 *val)
+{
+	return tofutex_word_read_until(uaddr, val, NULL);
+}
+
+static inline int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval,
+				       u32 oldval, u32 newval)
+{
+	return tofutex_word_cmpxchg_until(uaddr, curval, oldval, newval, NULL);
+}
 
 /* deadline.c */
 
@@ -153,14 +182,28 @@ struct tofutex_deadline {
 
 int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
 			  bool realtime, u64 deadline_ns);
+/**
+ * struct tofutex_deadline_timer - a deadline's timer armed around a sleep
+ * that the caller does not control (a page fault)
+ * @sleeper: wakes the task at the deadline, on the deadline's clock
+ * @armed:   the deadline is not "never", and the timer was started
+ */
+struct tofutex_deadline_timer {
+	struct hrtimer_sleeper sleeper;
+	bool armed;
+};
+
 bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
+				  const struct tofutex_deadline *dl);
+void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t);
 void tofutex_schedule_until(const struct tofutex_deadline *dl);
 void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 
 /* lock.c */
 
 u64 tofutex_owner_check_ns(void);
-struct task_struct *tofutex_owner_get(u32 tid);
+struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
