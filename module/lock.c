@@ -74,24 +74,18 @@
  * small), so "the thread this TID names now" is not "the owner": a dead
  * owner's TID given to a new thread would keep the waiters waiting for
  * that thread, and given to another process's thread would fail LOCK with
- * -EPERM. So the word's state remembers the owner's struct pid (with a
- * reference; get_pid()) from the moment a waiter sets WAITERS on a word
- * naming it, or first sees the TID with WAITERS set (state->owner,
- * tofutex_owner_get()), and later checks of that TID look at that pid's
- * task: gone or exiting means dead, whatever the TID names now. A struct
- * pid, unlike a TID or a task_struct pointer, is never reused while a
- * reference is held, and a start time would need the task that no
- * longer exists. WAITERS is what makes the memory sound: while it is set,
- * the owner cannot release the word in user space, and every path that
- * changes the owner in the kernel (UNLOCK's release or hand-off, a LOCK
- * that takes the word) forgets the pid under state->lock, so a
- * remembered pid is the word's owner still, or the owner that died
- * holding it. Without WAITERS the word may have changed hands unseen, and
- * the TID is looked up afresh. The state, and with it the memory, lives
- * while any task waits on the word (table.c puts the pid when it retires
- * the state). What remains: an owner that died, and whose TID was reused,
- * before any waiter saw it with WAITERS set - nothing then tells its TID
- * from the new thread's - is waited for as that thread.
+ * -EPERM. So the word's state remembers the owner's struct pid, with a
+ * reference, from the moment a waiter sets WAITERS on a word naming it,
+ * and later checks of that TID look at that pid's task: gone or exiting
+ * means dead, whatever the TID names now (owner.c, which also says when
+ * the memory is sound and when it is forgotten). A struct pid, unlike a
+ * TID or a task_struct pointer, is never reused while a reference is
+ * held; a start time would need the task, which is what is gone; and a
+ * reference on the owner's task_struct would pin a whole task per
+ * contended lock where a struct pid is small. What remains: an owner that
+ * died, and whose TID was reused, before any waiter saw it with WAITERS
+ * set - nothing then tells its TID from the new thread's - is waited for
+ * as that thread.
  *
  * Loops and signals
  * -----------------
@@ -102,11 +96,9 @@
  *
  * Locking and lifetimes
  * ---------------------
- * The queue's locking rules are in lock.h. The owner's task_struct is
- * looked at only with a reference held, and the word is re-checked after.
- * state->owner and state->owner_tid are read and written under
- * state->lock, inside rcu_read_lock() where the pid is looked up; a pid
- * replaced there is put after state->lock is dropped.
+ * The queue's locking rules are in lock.h, the remembered owner's in
+ * owner.c. The owner's task_struct is looked at only with a reference
+ * held, and the word is re-checked after.
  *
  * Moved WAIT waiters
  * ------------------
@@ -248,112 +240,6 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
 		return -EAGAIN;
 	}
 	return 1;
-}
-
-/*
- * The owner task of @pid: NULL when it is gone or exiting, ERR_PTR(-EPERM)
- * when it is another process's task, else with a reference taken. Called
- * under rcu_read_lock().
- */
-static struct task_struct *tofutex_pid_owner(struct pid *pid)
-{
-	struct task_struct *p = pid_task(pid, PIDTYPE_PID);
-
-	if (p && !same_thread_group(p, current))
-		return ERR_PTR(-EPERM);
-	if (!p || (p->flags & PF_EXITING))
-		return NULL;
-	return get_task_struct(p);
-}
-
-/*
- * Make @pid, found by @tid, the owner @state remembers. Called with
- * state->lock held; returns the struct pid to put after dropping it.
- */
-static struct pid *tofutex_owner_record(struct tofutex_state *state,
-					u32 tid, struct pid *pid)
-{
-	struct pid *old = state->owner;
-
-	state->owner_tid = tid;
-	if (old == pid)
-		return NULL;
-	state->owner = get_pid(pid);
-	return old;
-}
-
-/**
- * tofutex_owner_clear() - forget the owner a lock state remembers
- * @state: the LOCK state, with state->lock held
- *
- * For every path that changes the word's owner in the kernel: UNLOCK's
- * release or hand-off, and a LOCK that took the word.
- *
- * Return: the struct pid to put_pid() after dropping state->lock.
- */
-struct pid *tofutex_owner_clear(struct tofutex_state *state)
-{
-	lockdep_assert_held(&state->lock);
-	return tofutex_owner_record(state, 0, NULL);
-}
-
-/**
- * tofutex_owner_get() - the live owner task named by a lock word
- * @state: the word's LOCK state, with a use held
- * @word:  the word as just read, naming an owner (TID bits not 0)
- *
- * Only a thread of the caller's own process can own one of its locks. A
- * TID that names no task, or an exiting thread of the process, names a
- * dead owner. A TID that names a task of another process (exiting or not)
- * means that the word is not the process's alone: it is never taken over.
- *
- * While the word has WAITERS set, its TID is looked up once: the struct
- * pid it names then is remembered in @state, and later checks look at
- * that pid's task, not at whatever the TID names by then (see "Owner
- * death" above). Also the poller among requeue.c's moved waiters.
- *
- * Return: the owner with a reference held, NULL when it is dead, or
- * ERR_PTR(-EPERM) for another process's task.
- */
-struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word)
-{
-	u32 tid = tofutex_tid(word);
-	bool waiters = word & TOFUTEX_WAITERS;
-	struct pid *pid, *old = NULL;
-	struct task_struct *p;
-
-	rcu_read_lock();
-	spin_lock(&state->lock);
-	if (waiters && state->owner && state->owner_tid == tid)
-		pid = state->owner;
-	else
-		pid = find_vpid(tid);
-	p = tofutex_pid_owner(pid);
-	if (waiters && !IS_ERR_OR_NULL(p))
-		old = tofutex_owner_record(state, tid, pid);
-	spin_unlock(&state->lock);
-	rcu_read_unlock();
-	put_pid(old);
-	return p;
-}
-
-/*
- * The caller's cmpxchg just set WAITERS on @word, which names @owner, a
- * live thread when it was looked up after @word was read: remember it.
- * Does not sleep (the caller has set its task state).
- */
-static void tofutex_owner_seen(struct tofutex_state *state, u32 word,
-			       struct task_struct *owner)
-{
-	struct pid *pid = get_task_pid(owner, PIDTYPE_PID), *old;
-
-	if (!pid)
-		return;
-	spin_lock(&state->lock);
-	old = tofutex_owner_record(state, tofutex_tid(word), pid);
-	spin_unlock(&state->lock);
-	put_pid(old);
-	put_pid(pid);
 }
 
 /* Running, as far as a spinner can tell: a preempted vCPU is not. */

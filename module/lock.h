@@ -14,7 +14,6 @@
 #define _TOFUTEX_LOCK_H
 
 #include <linux/list.h>
-#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/types.h>
@@ -92,7 +91,5 @@ static inline void tofutex_wake_task(struct task_struct *task)
 	wake_up_process(task);
 	put_task_struct(task);
 }
-
-struct pid *tofutex_owner_clear(struct tofutex_state *state);
 
 #endif /* _TOFUTEX_LOCK_H */

@@ -7,6 +7,7 @@
  * stats.c    per-process and global statistics
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK
+ * owner.c    the owner of a lock word, remembered across TID reuse
  * unlock.c   TOFUTEX_IOC_UNLOCK
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
@@ -37,6 +38,7 @@
 #define TOFUTEX_MODULE_VERSION "0.1.0"
 
 struct pid;
+struct task_struct;
 struct tofutex_table;
 
 /* table.c */
@@ -64,7 +66,7 @@ enum tofutex_state_kind {
  * @owner:   in a LOCK state only: the struct pid (a reference held) that
  *           @owner_tid named when a waiter first saw it in the word with
  *           WAITERS set, or NULL; under @lock, put when replaced, cleared
- *           or freed with the state; see lock.c, "Owner death"
+ *           or freed with the state; see owner.c
  * @owner_tid: the TID @owner was found by
  *
  * A state exists only while at least one task is inside an ioctl on its
@@ -203,10 +205,16 @@ void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 /* lock.c */
 
 u64 tofutex_owner_check_ns(void);
-struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
+
+/* owner.c */
+
+struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
+void tofutex_owner_seen(struct tofutex_state *state, u32 word,
+			struct task_struct *owner);
+struct pid *tofutex_owner_clear(struct tofutex_state *state);
 
 /* unlock.c */
 

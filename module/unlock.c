@@ -96,7 +96,7 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  *
  * The top waiter's task is pinned under state->lock, where it cannot have
  * left the queue, and woken after the lock is dropped. The owner the
- * state remembers (lock.c, "Owner death") is forgotten: the word is no
+ * state remembers (owner.c) is forgotten: the word is no
  * longer its.
  *
  * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
