@@ -61,7 +61,7 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 #endif
 }
 
-/* --- deadline.c: an on-stack hrtimer sleeper --------------------------- */
+/* --- deadline.c: on-stack hrtimers ------------------------------------ */
 
 #include <linux/hrtimer.h>
 
@@ -74,6 +74,24 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 #else
 #define tofutex_hrtimer_sleeper_on_stack hrtimer_init_sleeper_on_stack
 #endif
+
+/*
+ * An on-stack hrtimer with its callback: hrtimer_setup_on_stack() since
+ * 6.13, before that hrtimer_init_on_stack() and the callback assigned
+ * before the timer is started. Kbuild looks for the new name.
+ */
+static inline void
+tofutex_hrtimer_setup_on_stack(struct hrtimer *timer,
+			       enum hrtimer_restart (*fn)(struct hrtimer *),
+			       clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef TOFUTEX_HAVE_HRTIMER_SETUP_ON_STACK
+	hrtimer_setup_on_stack(timer, fn, clock, mode);
+#else
+	hrtimer_init_on_stack(timer, clock, mode);
+	timer->function = fn;
+#endif
+}
 
 /* --- deadline.c: CLOCK_MONOTONIC in the caller's time namespace ------- */
 

@@ -83,6 +83,26 @@ bool tofutex_deadline_passed(const struct tofutex_deadline *dl)
 	return ktime_compare(now, dl->expires) >= 0;
 }
 
+/*
+ * After the deadline, the caller of tofutex_deadline_timer_start() is
+ * woken again this often until it cancels the timer. A wake-up that comes
+ * while the caller runs - after it found the deadline not yet passed,
+ * before the sleep it does not control begins - is lost, and that sleep
+ * would then last until something else ends it; waking again bounds it to
+ * this much past the deadline.
+ */
+#define TOFUTEX_DEADLINE_REWAKE_NS	NSEC_PER_MSEC
+
+static enum hrtimer_restart tofutex_deadline_timer_fn(struct hrtimer *timer)
+{
+	struct tofutex_deadline_timer *t =
+		container_of(timer, struct tofutex_deadline_timer, timer);
+
+	wake_up_process(t->task);
+	hrtimer_forward_now(timer, ns_to_ktime(TOFUTEX_DEADLINE_REWAKE_NS));
+	return HRTIMER_RESTART;
+}
+
 /**
  * tofutex_deadline_timer_start() - wake the caller at a deadline, from
  * whatever sleep it is in then
@@ -91,8 +111,11 @@ bool tofutex_deadline_passed(const struct tofutex_deadline *dl)
  *
  * For sleeps that the caller does not control and that end on a wake-up
  * (a page fault waiting for a userfaultfd page); the caller checks the
- * deadline when the sleep ends. tofutex_deadline_timer_cancel() must
- * follow before @t goes out of scope.
+ * deadline when the sleep ends. The timer keeps waking the caller after
+ * the deadline (see TOFUTEX_DEADLINE_REWAKE_NS), so a sleep begun just as
+ * it passed ends too. tofutex_deadline_timer_cancel() must follow before
+ * @t goes out of scope; the timer references the caller's task only
+ * until then.
  */
 void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
 				  const struct tofutex_deadline *dl)
@@ -100,11 +123,11 @@ void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
 	t->armed = dl && dl->expires != KTIME_MAX;
 	if (!t->armed)
 		return;
-	tofutex_hrtimer_sleeper_on_stack(&t->sleeper, dl->clock,
-					 HRTIMER_MODE_ABS);
-	hrtimer_set_expires_range_ns(&t->sleeper.timer, dl->expires,
-				     current->timer_slack_ns);
-	hrtimer_sleeper_start_expires(&t->sleeper, HRTIMER_MODE_ABS);
+	t->task = current;
+	tofutex_hrtimer_setup_on_stack(&t->timer, tofutex_deadline_timer_fn,
+				       dl->clock, HRTIMER_MODE_ABS);
+	hrtimer_start_range_ns(&t->timer, dl->expires, current->timer_slack_ns,
+			       HRTIMER_MODE_ABS);
 }
 
 /**
@@ -115,8 +138,8 @@ void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t)
 {
 	if (!t->armed)
 		return;
-	hrtimer_cancel(&t->sleeper.timer);
-	destroy_hrtimer_on_stack(&t->sleeper.timer);
+	hrtimer_cancel(&t->timer);
+	destroy_hrtimer_on_stack(&t->timer);
 }
 
 /**

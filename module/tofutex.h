@@ -187,11 +187,14 @@ int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
 /**
  * struct tofutex_deadline_timer - a deadline's timer armed around a sleep
  * that the caller does not control (a page fault)
- * @sleeper: wakes the task at the deadline, on the deadline's clock
- * @armed:   the deadline is not "never", and the timer was started
+ * @timer: wakes @task at the deadline, on the deadline's clock, and again
+ *         every TOFUTEX_DEADLINE_REWAKE_NS after it (deadline.c)
+ * @task:  the caller
+ * @armed: the deadline is not "never", and the timer was started
  */
 struct tofutex_deadline_timer {
-	struct hrtimer_sleeper sleeper;
+	struct hrtimer timer;
+	struct task_struct *task;
 	bool armed;
 };
 
