@@ -82,7 +82,10 @@
  * TID or a task_struct pointer, is never reused while a reference is
  * held; a start time would need the task, which is what is gone; and a
  * reference on the owner's task_struct would pin a whole task per
- * contended lock where a struct pid is small. What remains: an owner that
+ * contended lock where a struct pid is small. The thread given the dead
+ * owner's TID finds its own TID in the word when it calls LOCK: with the
+ * dead owner remembered, it takes the word over too instead of failing
+ * with -EDEADLK (tofutex_owner_take_reused()). What remains: an owner that
  * died, and whose TID was reused, before any waiter saw it with WAITERS
  * set - nothing then tells its TID from the new thread's - is waited for
  * as that thread.
@@ -717,6 +720,8 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 	if (!ret)
 		ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS,
 				       &word, deadline);
+	if (ret == -EDEADLK)
+		ret = tofutex_owner_take_reused(table, uaddr, &word, deadline);
 	if (ret > 0) {
 		how = tofutex_taken_how(word, how);
 		ret = 0;

@@ -150,3 +150,86 @@ void tofutex_owner_seen(struct tofutex_state *state, u32 word,
 	put_pid(old);
 	put_pid(pid);
 }
+
+/*
+ * Under state->lock: does @state remember, for the caller's own TID in
+ * @word, a struct pid other than the caller's? A live thread's TID is
+ * unique, so that pid's task is gone: the word names an owner that died
+ * holding it, and the caller was given its TID since.
+ */
+static bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
+{
+	lockdep_assert_held(&state->lock);
+	return (word & TOFUTEX_WAITERS) && state->owner &&
+	       state->owner_tid == tofutex_tid(word) &&
+	       state->owner != task_pid(current);
+}
+
+/* One try of tofutex_owner_take_reused(), under state->lock. */
+static int tofutex_owner_take_reused_once(struct tofutex_state *state,
+					  u32 *word, struct pid **old)
+{
+	u32 cur;
+	int ret;
+
+	spin_lock(&state->lock);
+	if (!tofutex_owner_reused(state, *word)) {
+		spin_unlock(&state->lock);
+		return -EDEADLK;
+	}
+	ret = tofutex_word_cmpxchg_inatomic(state->uaddr, &cur, *word,
+					    *word | TOFUTEX_OWNER_DIED);
+	if (!ret && cur == *word) {
+		*old = tofutex_owner_clear(state);
+		*word |= TOFUTEX_OWNER_DIED;
+		ret = 1;
+	} else if (!ret) {
+		*word = cur;
+		ret = -EAGAIN;
+	}
+	spin_unlock(&state->lock);
+	return ret;
+}
+
+/**
+ * tofutex_owner_take_reused() - LOCK found its own TID in the word: take
+ * the word over if that TID was a dead owner's
+ * @table: the caller's process table
+ * @uaddr: the lock word
+ * @word:  in: the word as read, naming the caller; out: the value taken
+ *         (with OWNER_DIED), or the value found when it changed
+ * @dl:    the caller's deadline, bounding a fault-in
+ *
+ * The word is taken with its WAITERS bit kept (others wait) and
+ * OWNER_DIED added, and the remembered owner is forgotten in the same
+ * hold of state->lock, so that no waiter judges the new owner dead by it.
+ * A word without a state, or without WAITERS, tells nothing: it is the
+ * caller's own.
+ *
+ * Return: 1 when taken, -EDEADLK when the word is the caller's own,
+ * -EAGAIN when it changed, or an error of the fault-in.
+ */
+int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
+			      u32 *word, const struct tofutex_deadline *dl)
+{
+	struct tofutex_state *state;
+	struct pid *old = NULL;
+	int ret;
+
+	if (!(*word & TOFUTEX_WAITERS))
+		return -EDEADLK;
+	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
+	if (IS_ERR_OR_NULL(state))
+		return -EDEADLK;
+	for (;;) {
+		ret = tofutex_owner_take_reused_once(state, word, &old);
+		if (ret != -EFAULT)
+			break;
+		ret = tofutex_word_fault_in_until(uaddr, true, dl);
+		if (ret)
+			break;
+	}
+	tofutex_state_put(table, state);
+	put_pid(old);
+	return ret;
+}

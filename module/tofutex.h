@@ -218,6 +218,8 @@ struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
 void tofutex_owner_seen(struct tofutex_state *state, u32 word,
 			struct task_struct *owner);
 struct pid *tofutex_owner_clear(struct tofutex_state *state);
+int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
+			      u32 *word, const struct tofutex_deadline *dl);
 
 /* unlock.c */
 

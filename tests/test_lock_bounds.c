@@ -14,7 +14,9 @@
  * - owner_death_tid_reused: the owner of a lock exits while a waiter
  *   sleeps, and its TID is given, in a new PID namespace through
  *   ns_last_pid, to (0) a new thread of the same process, (1) another
- *   process. The waiter takes the lock over with OWNER_DIED either way.
+ *   process, (2) a new thread that then calls LOCK on the word, which
+ *   names it. The waiter takes the lock over with OWNER_DIED in each
+ *   case; in (2) the new thread takes it over first, and is told so.
  *   The top waiter is held in its loop's debug window (module/debug.c)
  *   while the owner exits and its TID is reused, so that its next look
  *   at the owner comes after the reuse: only what it remembers of the
@@ -297,6 +299,10 @@ struct reuse {
 	struct holder owner;
 	struct holder heir;		/* mode 0: the new thread */
 	uint32_t heir_word;		/* what the new thread holds */
+	atomic_uint heir_tid;		/* mode 2: the new thread that locks */
+	atomic_int heir_result;		/* its LOCK's, -1 until it returned */
+	uint32_t heir_status;
+	pthread_t heir_locker;
 	char waiter_proc[64];		/* "<pid>/task/<tid>", host PIDs */
 	atomic_bool waiter_ready;
 	atomic_int result;		/* -1 until the waiter's LOCK returned */
@@ -316,6 +322,21 @@ static void *reuse_waiter_main(void *p)
 	atomic_store(&s->waiter_ready, true);
 	r = raw_lock(s->fd, &s->word, now_ns() + TEST_WAIT_NS, &s->status);
 	atomic_store(&s->result, r);
+	return NULL;
+}
+
+/* Mode 2's new thread: LOCK on the word, which names its TID; release. */
+static void *reuse_heir_main(void *p)
+{
+	struct reuse *s = p;
+	uint32_t tid = test_gettid();
+	int r;
+
+	atomic_store(&s->heir_tid, tid);
+	r = raw_lock(s->fd, &s->word, now_ns() + TEST_WAIT_NS, &s->heir_status);
+	if (!r)
+		r = raw_unlock(s->fd, &s->word);
+	atomic_store(&s->heir_result, r);
 	return NULL;
 }
 
@@ -396,6 +417,16 @@ static int reuse_tid(struct reuse *s, uint32_t tid, int mode, pid_t *heir_pid)
 					  (int)atomic_load(&s->heir.tid));
 		return 0;
 	}
+	if (mode == 2) {
+		r = pthread_create(&s->heir_locker, NULL, reuse_heir_main, s);
+		if (r)
+			return child_fail(35, "pthread_create", r);
+		if (!POLL_FOR(atomic_load(&s->heir_tid)) ||
+		    atomic_load(&s->heir_tid) != tid)
+			return child_fail(36, "new thread's TID is not the owner's",
+					  (int)atomic_load(&s->heir_tid));
+		return 0;
+	}
 	*heir_pid = fork();
 	if (*heir_pid == 0) {
 		pause();
@@ -425,6 +456,7 @@ static int reuse_child(void *arg)
 	uint32_t tid;
 
 	atomic_store(&s.result, -1);
+	atomic_store(&s.heir_result, -1);
 	s.fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (s.fd < 0)
 		return child_fail(11, "open", errno);
@@ -452,8 +484,16 @@ static int reuse_child(void *arg)
 		kill(heir_pid, SIGKILL);
 	if (atomic_load(&s.heir.tid))
 		holder_stop(&s.heir);
+	if (atomic_load(&s.heir_tid))
+		pthread_join(s.heir_locker, NULL);
 	if (r)
 		return r;
+	if (mode == 2 && (atomic_load(&s.heir_result) ||
+			  (s.heir_status & TOFUTEX_STATUS_HOW_MASK) !=
+			  TOFUTEX_STATUS_OWNER_DIED))
+		return child_fail(43, "LOCK by the thread given the dead owner's TID (result; status in the message above)",
+				  atomic_load(&s.heir_result) ?:
+				  (int)s.heir_status);
 	if (atomic_load(&s.result))
 		return child_fail(41, "LOCK after the owner died",
 				  atomic_load(&s.result));
@@ -466,6 +506,9 @@ static int reuse_child(void *arg)
 
 START_TEST(test_owner_death_tid_reused)
 {
+	static const char *const heirs[] = {
+		"thread", "process", "thread that locks",
+	};
 	int mode = _i, r;
 
 	ck_assert_msg(access(PARAM_DIR "debug_window_id", W_OK) == 0,
@@ -476,7 +519,7 @@ START_TEST(test_owner_death_tid_reused)
 	window_close();
 	ck_assert_msg(r == 0,
 		      "owner's TID reused by a new %s: child %d (-1: hung; see its output)",
-		      mode ? "process" : "thread", r);
+		      heirs[mode], r);
 }
 END_TEST
 
@@ -721,7 +764,7 @@ static Suite *lock_bounds_suite(void)
 	tc = tcase_create("namespaces");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_deadline_in_time_namespace);
-	tcase_add_loop_test(tc, test_owner_death_tid_reused, 0, 2);
+	tcase_add_loop_test(tc, test_owner_death_tid_reused, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("abi");
