@@ -61,7 +61,7 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 #endif
 }
 
-/* --- deadline.c: an on-stack hrtimer sleeper --------------------------- */
+/* --- deadline.c: on-stack hrtimers ------------------------------------ */
 
 #include <linux/hrtimer.h>
 
@@ -74,5 +74,59 @@ static inline bool tofutex_task_blocked(const struct task_struct *p)
 #else
 #define tofutex_hrtimer_sleeper_on_stack hrtimer_init_sleeper_on_stack
 #endif
+
+/*
+ * An on-stack hrtimer with its callback: hrtimer_setup_on_stack() since
+ * 6.13, before that hrtimer_init_on_stack() and the callback assigned
+ * before the timer is started. Kbuild looks for the new name.
+ */
+static inline void
+tofutex_hrtimer_setup_on_stack(struct hrtimer *timer,
+			       enum hrtimer_restart (*fn)(struct hrtimer *),
+			       clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef TOFUTEX_HAVE_HRTIMER_SETUP_ON_STACK
+	hrtimer_setup_on_stack(timer, fn, clock, mode);
+#else
+	hrtimer_init_on_stack(timer, clock, mode);
+	timer->function = fn;
+#endif
+}
+
+/* --- deadline.c: CLOCK_MONOTONIC in the caller's time namespace ------- */
+
+#include <linux/nsproxy.h>
+#include <linux/time_namespace.h>
+
+/**
+ * tofutex_timens_monotonic_to_host() - a monotonic time of the caller's
+ * time namespace on the host's monotonic clock
+ * @tim: absolute CLOCK_MONOTONIC time as the caller reads the clock
+ *
+ * What timens_ktime_to_host(CLOCK_MONOTONIC, @tim) does for futex(2);
+ * the kernel's version is not reachable from a module on 6.1 or 6.12
+ * (do_timens_ktime_to_host() and init_time_ns are not exported), so the
+ * namespace's offset is read here, through current->nsproxy, which only
+ * the caller itself can change. The offsets are frozen once a task has
+ * entered the namespace. A time before the offset has passed already (0);
+ * one beyond KTIME_MAX after the conversion is never.
+ *
+ * Return: @tim on the host's clock.
+ */
+static inline ktime_t tofutex_timens_monotonic_to_host(ktime_t tim)
+{
+#ifdef CONFIG_TIME_NS
+	ktime_t offset;
+
+	offset = timespec64_to_ktime(current->nsproxy->time_ns->offsets.monotonic);
+	if (tim < offset)
+		return 0;
+	if (offset < 0 && tim > KTIME_MAX + offset)
+		return KTIME_MAX;
+	return ktime_sub(tim, offset);
+#else
+	return tim;
+#endif
+}
 
 #endif /* _TOFUTEX_COMPAT_H */

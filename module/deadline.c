@@ -11,10 +11,20 @@
  * the realtime clock reaches the deadline, as with FUTEX_CLOCK_REALTIME.
  * Whether a deadline has passed is always read from its own clock.
  *
+ * A monotonic deadline is read as the caller reads CLOCK_MONOTONIC: in its
+ * time namespace, whose clock may run ahead of (or behind) the host's by a
+ * fixed offset (a container that was checkpointed and restored has one).
+ * It is converted to the host's clock once, when the ioctl reads it, as
+ * futex(2) does (compat.h); the offset cannot change afterwards. A
+ * realtime deadline needs nothing: time namespaces do not offset
+ * CLOCK_REALTIME.
+ *
  * A struct tofutex_deadline lives in its ioctl's call structure, on the
  * caller's stack, and is read-only after tofutex_deadline_init(). The
  * on-stack timer of tofutex_schedule_poll() is cancelled before it
- * returns. Nothing here takes a lock.
+ * returns; a struct tofutex_deadline_timer lives on its user's stack
+ * between tofutex_deadline_timer_start() and _cancel(). Nothing here
+ * takes a lock.
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -32,19 +42,28 @@
  *
  * Times beyond KTIME_MAX (about 292 years) mean never, not an error: the
  * ABI's field is unsigned and a caller computing "now + a long time" may
- * overflow it. A clock without a deadline is rejected rather than
- * ignored: the caller asked for something the call cannot do.
+ * overflow it. A clock, or a non-zero time, without a deadline is
+ * rejected rather than ignored: the caller asked for something the call
+ * cannot do, and a field that must be 0 can be given a meaning later.
  *
- * Return: 0, or -EINVAL for CLOCK_REALTIME without DEADLINE.
+ * Return: 0, or -EINVAL for CLOCK_REALTIME or a non-zero @deadline_ns
+ * without DEADLINE.
  */
 int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
 			  bool realtime, u64 deadline_ns)
 {
-	if (realtime && !given)
+	ktime_t expires;
+
+	if (!given && (realtime || deadline_ns))
 		return -EINVAL;
 	dl->clock = realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-	dl->expires = given ? ns_to_ktime(min_t(u64, deadline_ns, KTIME_MAX)) :
-			      KTIME_MAX;
+	dl->expires = KTIME_MAX;
+	if (!given || deadline_ns >= KTIME_MAX)
+		return 0;
+	expires = ns_to_ktime(deadline_ns);
+	if (!realtime)
+		expires = tofutex_timens_monotonic_to_host(expires);
+	dl->expires = expires;
 	return 0;
 }
 
@@ -62,6 +81,65 @@ bool tofutex_deadline_passed(const struct tofutex_deadline *dl)
 		return false;
 	now = dl->clock == CLOCK_REALTIME ? ktime_get_real() : ktime_get();
 	return ktime_compare(now, dl->expires) >= 0;
+}
+
+/*
+ * After the deadline, the caller of tofutex_deadline_timer_start() is
+ * woken again this often until it cancels the timer. A wake-up that comes
+ * while the caller runs - after it found the deadline not yet passed,
+ * before the sleep it does not control begins - is lost, and that sleep
+ * would then last until something else ends it; waking again bounds it to
+ * this much past the deadline.
+ */
+#define TOFUTEX_DEADLINE_REWAKE_NS	NSEC_PER_MSEC
+
+static enum hrtimer_restart tofutex_deadline_timer_fn(struct hrtimer *timer)
+{
+	struct tofutex_deadline_timer *t =
+		container_of(timer, struct tofutex_deadline_timer, timer);
+
+	wake_up_process(t->task);
+	hrtimer_forward_now(timer, ns_to_ktime(TOFUTEX_DEADLINE_REWAKE_NS));
+	return HRTIMER_RESTART;
+}
+
+/**
+ * tofutex_deadline_timer_start() - wake the caller at a deadline, from
+ * whatever sleep it is in then
+ * @t:  the timer, on the caller's stack
+ * @dl: the deadline, or NULL for none (then nothing is armed)
+ *
+ * For sleeps that the caller does not control and that end on a wake-up
+ * (a page fault waiting for a userfaultfd page); the caller checks the
+ * deadline when the sleep ends. The timer keeps waking the caller after
+ * the deadline (see TOFUTEX_DEADLINE_REWAKE_NS), so a sleep begun just as
+ * it passed ends too. tofutex_deadline_timer_cancel() must follow before
+ * @t goes out of scope; the timer references the caller's task only
+ * until then.
+ */
+void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
+				  const struct tofutex_deadline *dl)
+{
+	t->armed = dl && dl->expires != KTIME_MAX;
+	if (!t->armed)
+		return;
+	t->task = current;
+	tofutex_hrtimer_setup_on_stack(&t->timer, tofutex_deadline_timer_fn,
+				       dl->clock, HRTIMER_MODE_ABS);
+	hrtimer_start_range_ns(&t->timer, dl->expires, current->timer_slack_ns,
+			       HRTIMER_MODE_ABS);
+}
+
+/**
+ * tofutex_deadline_timer_cancel() - disarm tofutex_deadline_timer_start()
+ * @t: the timer
+ */
+void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t)
+{
+	if (!t->armed)
+		return;
+	hrtimer_cancel(&t->timer);
+	destroy_hrtimer_on_stack(&t->timer);
 }
 
 /**

@@ -70,6 +70,26 @@
  * or the owner is a clone(CLONE_VM) child that is not a thread) is never
  * taken over: LOCK fails with -EPERM.
  *
+ * TIDs are reused (pid_max wraps on a busy host, PID namespaces start
+ * small), so "the thread this TID names now" is not "the owner": a dead
+ * owner's TID given to a new thread would keep the waiters waiting for
+ * that thread, and given to another process's thread would fail LOCK with
+ * -EPERM. So the word's state remembers the owner's struct pid, with a
+ * reference, from the moment a waiter sets WAITERS on a word naming it,
+ * and later checks of that TID look at that pid's task: gone or exiting
+ * means dead, whatever the TID names now (owner.c, which also says when
+ * the memory is sound and when it is forgotten). A struct pid, unlike a
+ * TID or a task_struct pointer, is never reused while a reference is
+ * held; a start time would need the task, which is what is gone; and a
+ * reference on the owner's task_struct would pin a whole task per
+ * contended lock where a struct pid is small. The thread given the dead
+ * owner's TID finds its own TID in the word when it calls LOCK: with the
+ * dead owner remembered, it takes the word over too instead of failing
+ * with -EDEADLK (tofutex_owner_take_reused()). What remains: an owner that
+ * died, and whose TID was reused, before any waiter saw it with WAITERS
+ * set - nothing then tells its TID from the new thread's - is waited for
+ * as that thread.
+ *
  * Loops and signals
  * -----------------
  * The top waiter's loop goes round again whenever the word changed under
@@ -79,8 +99,9 @@
  *
  * Locking and lifetimes
  * ---------------------
- * The queue's locking rules are in lock.h. The owner's task_struct is
- * looked at only with a reference held, and the word is re-checked after.
+ * The queue's locking rules are in lock.h, the remembered owner's in
+ * owner.c. The owner's task_struct is looked at only with a reference
+ * held, and the word is re-checked after.
  *
  * Moved WAIT waiters
  * ------------------
@@ -91,7 +112,9 @@
  *
  * Sleeping: LOCK sleeps in TASK_INTERRUPTIBLE with a timer; a signal ends
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
- * deadline is absolute, so a restart does not extend it).
+ * deadline is absolute, so a restart does not extend it). A fault-in of
+ * the word's page that must wait (userfaultfd) ends the same way, and at
+ * the deadline (uaccess.c): every user access here passes lk->deadline.
  *
  * Module parameters: spin_ns, handoff_ns, owner_check_ns (each refused
  * outside its range with -EINVAL, see struct tofutex_ns_param) and the
@@ -211,6 +234,7 @@ u64 tofutex_handoff_ns(void)
  *         asleep waiting for this lock's unlock)
  * @word:  in: the value last read; out: the value found, or on success
  *         the value replaced
+ * @dl:    the caller's deadline, bounding a fault-in
  *
  * A free word's OWNER_DIED bit is always kept, as the library's user-space
  * take keeps it: the data the lock protects is still inconsistent. One
@@ -220,10 +244,11 @@ u64 tofutex_handoff_ns(void)
  * May sleep (faults in the page).
  *
  * Return: 1 when taken, 0 when owned by another task, -EAGAIN when the
- * word changed under the cmpxchg, -EDEADLK when owned by the caller,
- * -EFAULT, -EINTR.
+ * word changed under the cmpxchg, -EDEADLK when owned by the caller, or an
+ * error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
-static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
+static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
+			    const struct tofutex_deadline *dl)
 {
 	u32 cur;
 	int ret;
@@ -233,7 +258,8 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
 	if (tofutex_tid(*word))
 		return 0;
 	keep |= TOFUTEX_OWNER_DIED;
-	ret = tofutex_word_cmpxchg(uaddr, &cur, *word, vpid | (*word & keep));
+	ret = tofutex_word_cmpxchg_until(uaddr, &cur, *word,
+					 vpid | (*word & keep), dl);
 	if (ret)
 		return ret;
 	if (cur != *word) {
@@ -243,44 +269,12 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word)
 	return 1;
 }
 
-/* How a take of the free word @old went: OWNER_DIED stays OWNER_DIED. */
-static u32 tofutex_taken_how(u32 old, u32 how)
-{
-	return (old & TOFUTEX_OWNER_DIED) ? TOFUTEX_STATUS_OWNER_DIED : how;
-}
-
-/**
- * tofutex_owner_get() - the live owner task named by a TID
- * @tid: TID from the lock word, in the caller's PID namespace
- *
- * Only a thread of the caller's own process can own one of its locks. A
- * TID that names no task, or an exiting thread of the process, names a
- * dead owner. A TID that names a task of another process (exiting or not)
- * means that the word is not the process's alone: it is never taken over.
- *
- * Return: the owner with a reference held, NULL when it is dead, or
- * ERR_PTR(-EPERM) for another process's task.
- */
-struct task_struct *tofutex_owner_get(u32 tid)
-{
-	struct task_struct *p;
-
-	rcu_read_lock();
-	p = pid_task(find_vpid(tid), PIDTYPE_PID);
-	if (p && !same_thread_group(p, current))
-		p = ERR_PTR(-EPERM);
-	else if (p && (p->flags & PF_EXITING))
-		p = NULL;
-	if (!IS_ERR_OR_NULL(p))
-		get_task_struct(p);
-	rcu_read_unlock();
-	return p;
-}
-
 /**
  * tofutex_owner_running() - is the owner on a CPU, as far as a spinner can
  * tell?
  * @owner: the owner task (reference held)
+ *
+ * Also the spin of rwlock.c's top waiter on a writer.
  *
  * Return: true when it runs; a preempted vCPU does not.
  */
@@ -316,7 +310,7 @@ static int tofutex_spin_on_owner(struct tofutex_locker *lk,
 	int ret;
 
 	for (;;) {
-		ret = tofutex_word_read(lk->uaddr, word);
+		ret = tofutex_word_read_until(lk->uaddr, word, &lk->deadline);
 		if (ret)
 			return ret;
 		if (*word != seen)
@@ -343,8 +337,9 @@ static int tofutex_take_from_dead(struct tofutex_locker *lk, u32 *word)
 	u32 cur;
 	int ret;
 
-	ret = tofutex_word_cmpxchg(lk->uaddr, &cur, *word,
-				   lk->waiter.vpid | TOFUTEX_OWNER_DIED);
+	ret = tofutex_word_cmpxchg_until(lk->uaddr, &cur, *word,
+					 lk->waiter.vpid | TOFUTEX_OWNER_DIED,
+					 &lk->deadline);
 	if (ret)
 		return ret;
 	if (cur != *word) {
@@ -512,8 +507,10 @@ static int tofutex_block(struct tofutex_locker *lk,
 					    word | TOFUTEX_WAITERS);
 	if (ret || cur != word) {
 		__set_current_state(TASK_RUNNING);
-		return ret ? tofutex_word_fault_in(lk->uaddr, true) : 0;
+		return ret ? tofutex_word_fault_in_until(lk->uaddr, true,
+							 &lk->deadline) : 0;
 	}
+	tofutex_owner_seen(lk->state, word, owner);
 	ret = tofutex_sleep_interrupted(lk);
 	if (ret || (READ_ONCE(owner->flags) & PF_EXITING)) {
 		__set_current_state(TASK_RUNNING);
@@ -546,8 +543,9 @@ static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 	int ret;
 
 	if (tofutex_starving(lk) && !(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg(lk->uaddr, &cur, word,
-					   word | TOFUTEX_WAITERS);
+		ret = tofutex_word_cmpxchg_until(lk->uaddr, &cur, word,
+						 word | TOFUTEX_WAITERS,
+						 &lk->deadline);
 		if (ret || cur != word)
 			return ret;
 		word |= TOFUTEX_WAITERS;
@@ -578,7 +576,8 @@ static int tofutex_compete_once(struct tofutex_locker *lk, u32 word,
 	struct task_struct *owner;
 	int ret;
 
-	ret = tofutex_try_take(lk->uaddr, lk->waiter.vpid, 0, &word);
+	ret = tofutex_try_take(lk->uaddr, lk->waiter.vpid, 0, &word,
+			       &lk->deadline);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret > 0)
@@ -588,7 +587,7 @@ static int tofutex_compete_once(struct tofutex_locker *lk, u32 word,
 	if (ret)
 		return ret;
 
-	owner = tofutex_owner_get(tofutex_tid(word));
+	owner = tofutex_owner_get(lk->state, word);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
@@ -620,12 +619,12 @@ static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
 	int ret;
 
 	for (;;) {
-		ret = tofutex_word_read(lk->uaddr, &word);
+		ret = tofutex_word_read_until(lk->uaddr, &word, &lk->deadline);
 		if (ret)
 			return ret;
 		/* Only a hand-off writes the caller's TID for it. */
 		if (tofutex_tid(word) == lk->waiter.vpid) {
-			*how = TOFUTEX_STATUS_HANDOFF;
+			*how = tofutex_taken_how(word, TOFUTEX_STATUS_HANDOFF);
 			return 1;
 		}
 		tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->uaddr, word);
@@ -643,8 +642,8 @@ static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
  * tofutex_dequeue() - leave the queue, promoting the next waiter
  * @lk:  the LOCK call
  * @ret: the result so far
- * @how: the status so far; set to HANDOFF when a hand-off raced with a
- *       signal or the deadline
+ * @how: the status so far; set to the hand-off's when a hand-off raced
+ *       with a signal or the deadline
  *
  * Return: @ret, or 1 when the caller was handed the lock meanwhile: a
  * hand-off is never lost.
@@ -654,13 +653,16 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 	struct tofutex_state *state = lk->state;
 	struct task_struct *wake = NULL;
 	struct tofutex_waiter *next;
+	struct pid *old = NULL;
 	bool was_top;
 
 	spin_lock(&state->lock);
 	if (ret < 0 && lk->waiter.handed_off) {
 		ret = 1;
-		*how = TOFUTEX_STATUS_HANDOFF;
+		*how = lk->waiter.handed_off;
 	}
+	if (ret > 0)
+		old = tofutex_owner_clear(state);
 	was_top = list_first_entry(&state->waiters, struct tofutex_waiter,
 				   node) == &lk->waiter;
 	list_del(&lk->waiter.node);
@@ -674,6 +676,7 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 		}
 	}
 	spin_unlock(&state->lock);
+	put_pid(old);
 	tofutex_wake_task(wake);
 	return ret;
 }
@@ -744,11 +747,13 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
 
-	ret = tofutex_word_read(uaddr, &word);
-	if (ret)
-		return ret;
+	ret = tofutex_word_read_until(uaddr, &word, deadline);
 	/* A sleeper may rely on WAITERS: a thief keeps it. */
-	ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS, &word);
+	if (!ret)
+		ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS,
+				       &word, deadline);
+	if (ret == -EDEADLK)
+		ret = tofutex_owner_take_reused(table, uaddr, &word, deadline);
 	if (ret > 0) {
 		how = tofutex_taken_how(word, how);
 		ret = 0;

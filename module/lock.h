@@ -26,7 +26,9 @@
  * @task:       the waiting task
  * @vpid:       its TID, as written into the word on a hand-off
  * @top_since:  when it became top waiter (ns, monotonic)
- * @handed_off: an unlocker gave it the lock; it owns the word now
+ * @handed_off: 0, or the status to report when an unlocker gave it the
+ *              lock (it owns the word now): TOFUTEX_STATUS_HANDOFF, or
+ *              TOFUTEX_STATUS_OWNER_DIED when the word kept OWNER_DIED
  * @woken:      an unlocker released the word and woke it as top waiter: if
  *              it finds the word taken again, a thief beat it to it
  */
@@ -35,7 +37,7 @@ struct tofutex_waiter {
 	struct task_struct *task;
 	u32 vpid;
 	u64 top_since;
-	bool handed_off;
+	u32 handed_off;
 	bool woken;
 };
 
@@ -61,6 +63,16 @@ struct tofutex_locker {
 static inline u32 tofutex_tid(u32 word)
 {
 	return word & TOFUTEX_TID_MASK;
+}
+
+/*
+ * How a take of a word that held @old went: a word with OWNER_DIED is
+ * reported as taken from a dead owner, whoever set the bit, so that the
+ * new owner knows that the data may be inconsistent.
+ */
+static inline u32 tofutex_taken_how(u32 old, u32 how)
+{
+	return (old & TOFUTEX_OWNER_DIED) ? TOFUTEX_STATUS_OWNER_DIED : how;
 }
 
 /**

@@ -277,16 +277,16 @@ int tofutex_requeue_leave(struct tofutex_table *table,
  * A word that cannot be read any more, or that names no owner of this
  * process, sends the waiter to LOCK, which reports the error.
  */
-static bool tofutex_requeue_owner_gone(u32 __user *uaddr)
+static bool tofutex_requeue_owner_gone(struct tofutex_state *state)
 {
 	struct task_struct *owner;
 	u32 word;
 
-	if (tofutex_word_read(uaddr, &word))
+	if (tofutex_word_read(state->uaddr, &word))
 		return true;
 	if (!(word & TOFUTEX_TID_MASK))
 		return false;
-	owner = tofutex_owner_get(word & TOFUTEX_TID_MASK);
+	owner = tofutex_owner_get(state, word);
 	if (IS_ERR_OR_NULL(owner))
 		return true;
 	put_task_struct(owner);
@@ -321,7 +321,7 @@ void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 	tofutex_schedule_poll(dl, tofutex_owner_check_ns());
 	/* Pairs with tofutex_waiter_take(): a waker is done with @w. */
 	if (smp_load_acquire(&w->woken) ||
-	    !tofutex_requeue_owner_gone(state->uaddr))
+	    !tofutex_requeue_owner_gone(state))
 		return;
 
 	spin_lock(&state->lock);

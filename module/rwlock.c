@@ -296,7 +296,7 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 	u32 cur;
 	int ret;
 
-	owner = tofutex_owner_get(tofutex_rw_tid(word));
+	owner = tofutex_owner_by_tid(tofutex_rw_tid(word));
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {

@@ -436,6 +436,7 @@ void tofutex_state_put(struct tofutex_table *table,
 
 	WARN_ON_ONCE(!list_empty(&state->waiters));
 	WARN_ON_ONCE(!list_empty(&state->requeued));
+	put_pid(state->owner);
 	tofutex_state_recycle(table, state);
 	tofutex_live_add(table, -1);
 }

@@ -7,6 +7,7 @@
  * stats.c    per-process and global statistics
  * uaccess.c  lock-word access: faults disabled, fault in and retry
  * lock.c     TOFUTEX_IOC_LOCK
+ * owner.c    the owner of a lock word, remembered across TID reuse
  * unlock.c   TOFUTEX_IOC_UNLOCK
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
@@ -26,6 +27,7 @@
 #ifndef _TOFUTEX_H
 #define _TOFUTEX_H
 
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/moduleparam.h>
@@ -38,6 +40,8 @@
 
 #define TOFUTEX_MODULE_VERSION "0.1.0"
 
+struct pid;
+struct task_struct;
 struct tofutex_table;
 
 /* table.c */
@@ -64,6 +68,11 @@ enum tofutex_state_kind {
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
  *           moved here (struct tofutex_word_waiter), in arrival order,
  *           under @lock; see requeue.c
+ * @owner:   in a LOCK state only: the struct pid (a reference held) that
+ *           @owner_tid named when a waiter first saw it in the word with
+ *           WAITERS set, or NULL; under @lock, put when replaced, cleared
+ *           or freed with the state; see owner.c
+ * @owner_tid: the TID @owner was found by
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -78,6 +87,8 @@ struct tofutex_state {
 	struct list_head waiters;
 	bool handoff;
 	struct list_head requeued;
+	struct pid *owner;
+	u32 owner_tid;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -138,10 +149,30 @@ int tofutex_word_check(u64 addr, u32 __user **uaddr);
 int tofutex_word_read_inatomic(u32 __user *uaddr, u32 *val);
 int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
 				  u32 oldval, u32 newval);
-int tofutex_word_fault_in(u32 __user *uaddr, bool write);
-int tofutex_word_read(u32 __user *uaddr, u32 *val);
-int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval, u32 oldval,
-			 u32 newval);
+struct tofutex_deadline;
+int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
+				const struct tofutex_deadline *dl);
+int tofutex_word_read_until(u32 __user *uaddr, u32 *val,
+			    const struct tofutex_deadline *dl);
+int tofutex_word_cmpxchg_until(u32 __user *uaddr, u32 *curval, u32 oldval,
+			       u32 newval, const struct tofutex_deadline *dl);
+
+/* The same without a deadline: until a signal. */
+static inline int tofutex_word_fault_in(u32 __user *uaddr, bool write)
+{
+	return tofutex_word_fault_in_until(uaddr, write, NULL);
+}
+
+static inline int tofutex_word_read(u32 __user *uaddr, u32 *val)
+{
+	return tofutex_word_read_until(uaddr, val, NULL);
+}
+
+static inline int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval,
+				       u32 oldval, u32 newval)
+{
+	return tofutex_word_cmpxchg_until(uaddr, curval, oldval, newval, NULL);
+}
 
 /* deadline.c */
 
@@ -158,7 +189,24 @@ struct tofutex_deadline {
 
 int tofutex_deadline_init(struct tofutex_deadline *dl, bool given,
 			  bool realtime, u64 deadline_ns);
+/**
+ * struct tofutex_deadline_timer - a deadline's timer armed around a sleep
+ * that the caller does not control (a page fault)
+ * @timer: wakes @task at the deadline, on the deadline's clock, and again
+ *         every TOFUTEX_DEADLINE_REWAKE_NS after it (deadline.c)
+ * @task:  the caller
+ * @armed: the deadline is not "never", and the timer was started
+ */
+struct tofutex_deadline_timer {
+	struct hrtimer timer;
+	struct task_struct *task;
+	bool armed;
+};
+
 bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
+				  const struct tofutex_deadline *dl);
+void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t);
 void tofutex_schedule_until(const struct tofutex_deadline *dl);
 void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 
@@ -167,11 +215,20 @@ void tofutex_schedule_poll(const struct tofutex_deadline *dl, u64 max_ns);
 u64 tofutex_owner_check_ns(void);
 u64 tofutex_spin_ns(void);
 u64 tofutex_handoff_ns(void);
-struct task_struct *tofutex_owner_get(u32 tid);
 bool tofutex_owner_running(struct task_struct *owner);
 
 long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp);
+
+/* owner.c */
+
+struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
+struct task_struct *tofutex_owner_by_tid(u32 tid);
+void tofutex_owner_seen(struct tofutex_state *state, u32 word,
+			struct task_struct *owner);
+struct pid *tofutex_owner_clear(struct tofutex_state *state);
+int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
+			      u32 *word, const struct tofutex_deadline *dl);
 
 /* unlock.c */
 

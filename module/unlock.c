@@ -54,7 +54,10 @@
  * The word holds either the caller's TID (it releases) or no TID (user
  * space released it already, keeping WAITERS); any other TID means the
  * lock was stolen meanwhile, or was never the caller's, and it is left
- * alone.
+ * alone. OWNER_DIED stays in the word, released or handed off: the data
+ * the lock protects stays inconsistent until the user clears the bit
+ * (tofutex(3)'s tofutex_mutex_consistent()), and the next owner must be
+ * told, as a take of a free word that has it tells it.
  *
  * Return: 1 when the top waiter should be woken, 0 when there is nothing
  * to do, -EAGAIN when the word changed under the cmpxchg, -EFAULT.
@@ -73,12 +76,16 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 	else
 		return 1;
 
+	newval |= word & TOFUTEX_OWNER_DIED;
+	if (word == newval)
+		return 0;
 	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word, newval))
 		return -EFAULT;
 	if (cur != word)
 		return -EAGAIN;
 	if (top && handoff)
-		top->handed_off = true;
+		top->handed_off = tofutex_taken_how(newval,
+						    TOFUTEX_STATUS_HANDOFF);
 	return top ? 1 : 0;
 }
 
@@ -88,7 +95,9 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  * @woken: out: 1 when the top waiter was woken
  *
  * The top waiter's task is pinned under state->lock, where it cannot have
- * left the queue, and woken after the lock is dropped.
+ * left the queue, and woken after the lock is dropped. The owner the
+ * state remembers (owner.c) is forgotten: the word is no
+ * longer its.
  *
  * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
  * when the page must be faulted in.
@@ -98,6 +107,7 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 	struct tofutex_state *state = lk->state;
 	struct task_struct *wake = NULL;
 	struct tofutex_waiter *top;
+	struct pid *owner = NULL;
 	u32 word;
 	int ret;
 
@@ -108,6 +118,8 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 	if (!ret)
 		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
 					   top, state->handoff);
+	if (ret >= 0)
+		owner = tofutex_owner_clear(state);
 	if (ret > 0) {
 		top->woken = true;
 		wake = get_task_struct(top->task);
@@ -115,6 +127,7 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 		ret = 0;
 	}
 	spin_unlock(&state->lock);
+	put_pid(owner);
 	tofutex_wake_task(wake);
 	return ret;
 }
@@ -153,7 +166,8 @@ static int tofutex_unlock_unqueued(void *arg)
  * @lk:    table, uaddr and the caller's TID
  * @woken: out: 1 when the top waiter was woken
  *
- * Return: 0, -EAGAIN to try again, -EINVAL (a wait word), -EFAULT, -EINTR.
+ * Return: 0, -EAGAIN to try again, -EINVAL (a wait word), -EFAULT, -EINTR,
+ * -ERESTARTNOINTR (a signal while the page was being faulted in).
  */
 static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
 {
@@ -174,6 +188,9 @@ static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
 		ret = tofutex_word_fault_in(lk->uaddr, true);
 		if (!ret)
 			ret = -EAGAIN;
+		/* Nothing was done yet: restart, never give the unlock up. */
+		if (ret == -ERESTARTSYS)
+			ret = -ERESTARTNOINTR;
 	}
 	return ret;
 }
@@ -219,6 +236,12 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_unlock
  *
+ * Once the word is released (or handed off) and waiters woken, the call
+ * succeeds: if @woken can no longer be written (the argument was unmapped
+ * or made read-only meanwhile), it is lost, as LOCK's status is. An error
+ * would tell the caller that nothing happened, and a retry would release
+ * a lock that may belong to somebody else by then.
+ *
  * Return: 0 or a negative error, see tofutex_unlock().
  */
 long tofutex_ioc_unlock(struct tofutex_table *table,
@@ -240,6 +263,6 @@ long tofutex_ioc_unlock(struct tofutex_table *table,
 	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	ret = tofutex_unlock(table, uaddr, &woken);
 	if (!ret && put_user(woken, &argp->woken))
-		return -EFAULT;
+		pr_debug("tofutex: UNLOCK woken lost: argument not writable\n");
 	return ret;
 }

@@ -20,7 +20,9 @@
  *   0                      free
  *   bits 0-29  (TID_MASK)  the owner's thread ID, as gettid() returns it in
  *                          the caller's PID namespace
- *   bit  30    OWNER_DIED  the previous owner exited while holding the lock
+ *   bit  30    OWNER_DIED  the previous owner exited while holding the lock;
+ *                          the kernel keeps it (taking, releasing, handing
+ *                          off) until user space clears it
  *   bit  31    WAITERS     a waiter may be asleep in the kernel: the owner
  *                          must call TOFUTEX_IOC_UNLOCK to release it
  *
@@ -107,7 +109,9 @@ struct tofutex_version {
  * @uaddr:       in: address of the lock word, 4-byte aligned
  * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
  *               TOFUTEX_LOCK_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
- *               TOFUTEX_LOCK_DEADLINE
+ *               TOFUTEX_LOCK_DEADLINE; must be 0 without it (EINVAL).
+ *               CLOCK_MONOTONIC as the caller reads it, in its time
+ *               namespace, as futex(2) reads it
  * @flags:       in: TOFUTEX_LOCK_* bits
  * @status:      out: TOFUTEX_STATUS_* on success
  * @reserved:    in: must be 0
@@ -117,7 +121,8 @@ struct tofutex_version {
  * (the caller already owns it), EPERM (the word holds the TID of a live
  * thread that is not of the caller's process: the word is not process
  * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL, EFAULT,
- * ENOMEM or EBADFD.
+ * ENOMEM or EBADFD. A fault on a page that must be waited for (userfaultfd)
+ * ends on a signal and at the deadline.
  */
 struct tofutex_lock {
 	__aligned_u64 uaddr;
@@ -137,7 +142,10 @@ struct tofutex_lock {
  * Either the word still holds the caller's TID (the kernel releases it or
  * hands it to the top waiter), or user space has already cleared the TID
  * bits itself; then the kernel only wakes the top waiter, and a lock that
- * was stolen meanwhile is not an error.
+ * was stolen meanwhile is not an error. OWNER_DIED stays in the word.
+ * Once the word is released and waiters woken the call returns 0, also
+ * when @woken cannot be written any more (it is then lost): never EFAULT
+ * after it acted.
  */
 struct tofutex_unlock {
 	__aligned_u64 uaddr;
@@ -160,7 +168,8 @@ struct tofutex_unlock {
  * @uaddr:       in: address of the word, 4-byte aligned
  * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
  *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
- *               TOFUTEX_WAIT_DEADLINE
+ *               TOFUTEX_WAIT_DEADLINE; must be 0 without it (EINVAL);
+ *               read as for TOFUTEX_IOC_LOCK
  * @val:         in: sleep only while the word equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
  * @reserved:    in: must be 0
@@ -195,7 +204,8 @@ struct tofutex_wake {
  * @wake_uaddr:  in: word whose first waiter is woken
  * @deadline_ns: in: absolute CLOCK_MONOTONIC (or, with
  *               TOFUTEX_WAIT_CLOCK_REALTIME, CLOCK_REALTIME) deadline, with
- *               TOFUTEX_WAIT_DEADLINE
+ *               TOFUTEX_WAIT_DEADLINE; must be 0 without it (EINVAL);
+ *               read as for TOFUTEX_IOC_LOCK
  * @val:         in: sleep only while *@wait_uaddr equals @val
  * @flags:       in: TOFUTEX_WAIT_* bits
  * @woken:       out: 1 when a waiter on @wake_uaddr was woken

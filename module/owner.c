@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tofutex - who owns a TO lock word, and whether it is alive: the owner
+ * checks of LOCK's top waiter (lock.c) and of the poller among the WAIT
+ * waiters moved onto a lock (requeue.c). lock.c, "Owner death", says what
+ * counts as dead and why a lock's state remembers its owner's struct pid
+ * rather than trusting the TID in the word.
+ *
+ * The remembered owner
+ * --------------------
+ * state->owner is the struct pid that the TID state->owner_tid named when
+ * a waiter set WAITERS on a word naming it (tofutex_owner_seen()), or
+ * first saw that TID with WAITERS set (tofutex_owner_get()). It is used
+ * only while the word reads that TID with WAITERS set. That is sound
+ * because, while WAITERS is set, the owner cannot release the word in
+ * user space, and every path that gives the word a new owner in the
+ * kernel forgets the pid under state->lock (tofutex_owner_clear(): UNLOCK's
+ * release or hand-off, a LOCK that took the word). So a remembered pid is
+ * the word's owner still, or the owner that died holding it. A word
+ * without WAITERS may have changed hands unseen; its TID is looked up
+ * afresh and nothing is remembered.
+ *
+ * Locking and lifetimes
+ * ---------------------
+ * state->owner and state->owner_tid are read and written under
+ * state->lock; the pid is looked up, and its task found, under
+ * rcu_read_lock() taken outside state->lock. state->owner holds a
+ * reference (get_pid()), so the struct pid cannot be freed, nor its
+ * memory reused for another pid, while it is remembered; a pid that is
+ * replaced or forgotten is put after state->lock is dropped, and table.c
+ * puts the last one when it retires the state. The owner task returned by
+ * tofutex_owner_get() carries a reference that the caller puts.
+ */
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/spinlock.h>
+
+#include "lock.h"
+#include "tofutex.h"
+
+/*
+ * The owner task of @pid: NULL when it is gone or exiting, ERR_PTR(-EPERM)
+ * when it is another process's task, else with a reference taken. Called
+ * under rcu_read_lock().
+ */
+static struct task_struct *tofutex_pid_owner(struct pid *pid)
+{
+	struct task_struct *p = pid_task(pid, PIDTYPE_PID);
+
+	if (p && !same_thread_group(p, current))
+		return ERR_PTR(-EPERM);
+	if (!p || (p->flags & PF_EXITING))
+		return NULL;
+	return get_task_struct(p);
+}
+
+/*
+ * Make @pid, found by @tid, the owner @state remembers. Called with
+ * state->lock held; returns the struct pid to put after dropping it.
+ */
+static struct pid *tofutex_owner_record(struct tofutex_state *state,
+					u32 tid, struct pid *pid)
+{
+	struct pid *old = state->owner;
+
+	state->owner_tid = tid;
+	if (old == pid)
+		return NULL;
+	state->owner = get_pid(pid);
+	return old;
+}
+
+/**
+ * tofutex_owner_clear() - forget the owner a lock state remembers
+ * @state: the LOCK state, with state->lock held
+ *
+ * For every path that changes the word's owner in the kernel: UNLOCK's
+ * release or hand-off, and a LOCK that took the word.
+ *
+ * Return: the struct pid to put_pid() after dropping state->lock.
+ */
+struct pid *tofutex_owner_clear(struct tofutex_state *state)
+{
+	lockdep_assert_held(&state->lock);
+	return tofutex_owner_record(state, 0, NULL);
+}
+
+/**
+ * tofutex_owner_get() - the live owner task named by a lock word
+ * @state: the word's LOCK state, with a use held
+ * @word:  the word as just read, naming an owner (TID bits not 0)
+ *
+ * Only a thread of the caller's own process can own one of its locks. A
+ * TID that names no task, or an exiting thread of the process, names a
+ * dead owner. A TID that names a task of another process (exiting or not)
+ * means that the word is not the process's alone: it is never taken over.
+ *
+ * While the word has WAITERS set, its TID is looked up once: the struct
+ * pid it names then is remembered in @state, and later checks look at
+ * that pid's task, not at whatever the TID names by then (see "Owner
+ * death" in lock.c). Also the poller among requeue.c's moved waiters.
+ *
+ * Return: the owner with a reference held, NULL when it is dead, or
+ * ERR_PTR(-EPERM) for another process's task.
+ */
+struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word)
+{
+	u32 tid = tofutex_tid(word);
+	bool waiters = word & TOFUTEX_WAITERS;
+	struct pid *pid, *old = NULL;
+	struct task_struct *p;
+
+	rcu_read_lock();
+	spin_lock(&state->lock);
+	if (waiters && state->owner && state->owner_tid == tid)
+		pid = state->owner;
+	else
+		pid = find_vpid(tid);
+	p = tofutex_pid_owner(pid);
+	if (waiters && !IS_ERR_OR_NULL(p))
+		old = tofutex_owner_record(state, tid, pid);
+	spin_unlock(&state->lock);
+	rcu_read_unlock();
+	put_pid(old);
+	return p;
+}
+
+/**
+ * tofutex_owner_by_tid() - the live owner task a TID names now
+ * @tid: the TID from a lock word, in the caller's PID namespace
+ *
+ * The same verdicts as tofutex_owner_get(), with nothing remembered: for
+ * the writer of a reader/writer lock word (rwlock.c), whose state does not
+ * keep an owner, so a dead writer whose TID was given to a new thread of
+ * the process before a waiter looked counts as alive (tofutex(4)).
+ *
+ * Return: the owner with a reference held, NULL when it is dead, or
+ * ERR_PTR(-EPERM) for another process's task.
+ */
+struct task_struct *tofutex_owner_by_tid(u32 tid)
+{
+	struct task_struct *p;
+
+	rcu_read_lock();
+	p = tofutex_pid_owner(find_vpid(tid));
+	rcu_read_unlock();
+	return p;
+}
+
+/**
+ * tofutex_owner_seen() - remember the owner a waiter set WAITERS for
+ * @state: the word's LOCK state, with a use held
+ * @word:  the word the waiter's cmpxchg replaced with @word | WAITERS
+ * @owner: the live thread @word's TID named when it was looked up, after
+ *         @word was read (reference held)
+ *
+ * Does not sleep: the caller may have set its task state.
+ */
+void tofutex_owner_seen(struct tofutex_state *state, u32 word,
+			struct task_struct *owner)
+{
+	struct pid *pid = get_task_pid(owner, PIDTYPE_PID), *old;
+
+	if (!pid)
+		return;
+	spin_lock(&state->lock);
+	old = tofutex_owner_record(state, tofutex_tid(word), pid);
+	spin_unlock(&state->lock);
+	put_pid(old);
+	put_pid(pid);
+}
+
+/*
+ * Under state->lock: does @state remember, for the caller's own TID in
+ * @word, a struct pid other than the caller's? A live thread's TID is
+ * unique, so that pid's task is gone: the word names an owner that died
+ * holding it, and the caller was given its TID since.
+ */
+static bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
+{
+	lockdep_assert_held(&state->lock);
+	return (word & TOFUTEX_WAITERS) && state->owner &&
+	       state->owner_tid == tofutex_tid(word) &&
+	       state->owner != task_pid(current);
+}
+
+/* One try of tofutex_owner_take_reused(), under state->lock. */
+static int tofutex_owner_take_reused_once(struct tofutex_state *state,
+					  u32 *word, struct pid **old)
+{
+	u32 cur;
+	int ret;
+
+	spin_lock(&state->lock);
+	if (!tofutex_owner_reused(state, *word)) {
+		spin_unlock(&state->lock);
+		return -EDEADLK;
+	}
+	ret = tofutex_word_cmpxchg_inatomic(state->uaddr, &cur, *word,
+					    *word | TOFUTEX_OWNER_DIED);
+	if (!ret && cur == *word) {
+		*old = tofutex_owner_clear(state);
+		*word |= TOFUTEX_OWNER_DIED;
+		ret = 1;
+	} else if (!ret) {
+		*word = cur;
+		ret = -EAGAIN;
+	}
+	spin_unlock(&state->lock);
+	return ret;
+}
+
+/**
+ * tofutex_owner_take_reused() - LOCK found its own TID in the word: take
+ * the word over if that TID was a dead owner's
+ * @table: the caller's process table
+ * @uaddr: the lock word
+ * @word:  in: the word as read, naming the caller; out: the value taken
+ *         (with OWNER_DIED), or the value found when it changed
+ * @dl:    the caller's deadline, bounding a fault-in
+ *
+ * The word is taken with its WAITERS bit kept (others wait) and
+ * OWNER_DIED added, and the remembered owner is forgotten in the same
+ * hold of state->lock, so that no waiter judges the new owner dead by it.
+ * A word without a state, or without WAITERS, tells nothing: it is the
+ * caller's own.
+ *
+ * Return: 1 when taken, -EDEADLK when the word is the caller's own,
+ * -EAGAIN when it changed, or an error of the fault-in.
+ */
+int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
+			      u32 *word, const struct tofutex_deadline *dl)
+{
+	struct tofutex_state *state;
+	struct pid *old = NULL;
+	int ret;
+
+	if (!(*word & TOFUTEX_WAITERS))
+		return -EDEADLK;
+	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
+	if (IS_ERR_OR_NULL(state))
+		return -EDEADLK;
+	for (;;) {
+		ret = tofutex_owner_take_reused_once(state, word, &old);
+		if (ret != -EFAULT)
+			break;
+		ret = tofutex_word_fault_in_until(uaddr, true, dl);
+		if (ret)
+			break;
+	}
+	tofutex_state_put(table, state);
+	put_pid(old);
+	return ret;
+}
