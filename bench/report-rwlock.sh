@@ -51,8 +51,8 @@ function isort(a, n,   i, j, t) {
 	}
 }
 # MED, MIN, MAX of the ops/s of point K over the repetitions; MEDREP: the
-# repetition of the median (the lower middle one for an even count), as
-# bench_rwlock picks its median run.
+# repetition of the median run (the upper middle one for an even count),
+# as bench_rwlock picks it.
 function stats(k,   v, n, i, x) {
 	n = split(ops[k], v, "|")
 	for (i = 1; i <= n; i++)
@@ -60,7 +60,7 @@ function stats(k,   v, n, i, x) {
 	isort(v, n)
 	MIN = v[1]; MAX = v[n]
 	MED = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-	x = v[n % 2 ? (n + 1) / 2 : n / 2]
+	x = v[n % 2 ? (n + 1) / 2 : n / 2 + 1]
 	for (i = 0; i < nrep; i++)
 		if ((k, i) in rops && rops[k, i] == x) {
 			MEDREP = i
@@ -209,6 +209,8 @@ END {
 		       ts[t], w, lo, hi, bound, bw, (bw > bb ? "past" : "within"), bb,
 		       verdict(w <= bound, inside)
 	}
+	if (hand <= 0)
+		printf "\nhandoff_ns unknown (%s): the writer-wait target is not judged.\n", meta["handoff_ns"]
 	printf "\n%d of %d targets met. Ratio: of medians, in brackets one repetition'"'"'s\n", nmet, ntarget
 	printf "lowest-highest. Writer wait: us, of the median run, in brackets the lowest-highest\n"
 	printf "over the repetitions; bound: handoff_ns + that run'"'"'s longest write critical section.\n"
