@@ -236,7 +236,7 @@ done
 gnuplot <<-EOF
 set terminal pngcairo size 900,600 noenhanced
 set output '$png'
-set title "tofutex rwlock ops/s relative to glibc's default rwlock\nkernel $(meta kernel), $(meta cpus) CPUs, $(meta backend) backend\nmedian of $(meta reps) x $(meta secs_per_run) s per point; load average $(meta loadavg_start) at start"
+set title "tofutex rwlock ops/s relative to glibc's default rwlock\nkernel $(meta kernel), $(meta cpus) CPUs, $(meta backend) backend\nmedian of $(meta reps) x $(meta secs_per_run) s per point; load average at start (as this kernel saw it) $(meta loadavg_start)"
 set xlabel 'threads'
 set ylabel 'ops/s ratio to glibc default rwlock (log scale)'
 set logscale x 2
