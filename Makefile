@@ -325,7 +325,9 @@ bench-host:
 
 # The benchmarks on this machine without the module: libtofutex runs on its
 # futex backend, against glibc, on real CPUs. bench_cond; bench_rwlock
-# (against glibc's default and writer-preferring rwlocks); bench_lock (the
+# (against glibc's default and writer-preferring rwlocks; BENCH_RWLOCK_OPTS,
+# e.g. "-s 0.1 -r 3", shortens it), tables, targets and ratio chart by
+# bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
 # (bench/programs-native.sh, NATIVE_ROUNDS rounds). NATIVE_BENCHES chooses
@@ -333,13 +335,15 @@ bench-host:
 # build/bench/native/.
 NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
 NATIVE_ROUNDS ?= 5
+BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
 	@mkdir -p build/bench/native
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt)
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),bench/report-cond.sh build/bench/native/bench_cond.txt)
 	$(if $(filter bench_rwlock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_rwlock \
-		| tee build/bench/native/bench_rwlock.txt)
+		$(BENCH_RWLOCK_OPTS) | tee build/bench/native/bench_rwlock.txt)
+	$(if $(filter bench_rwlock,$(NATIVE_BENCHES)),bench/report-rwlock.sh build/bench/native/bench_rwlock.txt)
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_lock \
 		-i tofutex$(comma)pthread$(comma)adaptive | tee build/bench/native/bench_lock.txt)
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
@@ -508,6 +512,7 @@ help:
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
+	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock in bench-native, e.g. "-s 0.1 -r 3"'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
 	@echo '  KIMAGE, KNAME        kernel image and label for check-kernel and bench'
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'

@@ -11,14 +11,20 @@
  * its own. Mixes R:1 = 1:1, 9:1, 99:1 (-m), threads 2-16 (-t). One point
  * runs --secs seconds; the counters are checked against the writes at
  * the end. The writers' wait (from the call to the return of the write
- * lock) is recorded per write: p99 and maximum over all threads, in us.
+ * lock) is recorded per write: p99 and maximum over all threads, in us;
+ * so is the longest a writer held the lock (its critical section, the
+ * "one critical section" a starving writer may wait beyond handoff_ns).
  *
  * Implementations are interleaved within each repetition; each point
  * reports the median over --reps runs of ops/s and its ratio to pthread
  * ("tie" within TIE_BAND, as bench_lock's), and the writer waits of the
  * median run. tofutex runs on the backend libtofutex chooses (the module
  * where /dev/tofutex is loaded, else futex(2); TOFUTEX_BACKEND forces it).
- * Lines starting with "bench_rwlock," are CSV: one per run.
+ * Lines starting with "bench_rwlock," are CSV: "meta" records (kernel,
+ * CPUs, load average at start and end, backend, the hand-off wait) and one
+ * "run" record per run: impl, mix, threads, rep, ops/s, writer wait p99
+ * and max, longest write hold, in us. bench/report-rwlock.sh makes the
+ * tables, targets and chart from them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
 
 #include <tofutex.h>
 
@@ -47,6 +55,9 @@
 #define NSEC_PER_SEC	1000000000ULL
 #define TIE_BAND	0.25
 #define CSV_TAG		"bench_rwlock"
+#define HANDOFF_PARAM	"/sys/module/tofutex/parameters/handoff_ns"
+/* libtofutex's writer hand-off on futex(2) (lib/rwlock.c), in ns. */
+#define FUTEX_HANDOFF_NS "4000000"
 
 enum impl_id { IMPL_TOFUTEX, IMPL_PTHREAD, IMPL_WPREF, NR_IMPLS };
 static const char *const impl_names[NR_IMPLS] = {
@@ -74,6 +85,7 @@ struct worker {
 	uint64_t ops;
 	uint64_t writes;
 	uint64_t wmax;
+	uint64_t hmax;
 	uint64_t *waits;
 	unsigned int nwaits;
 	int err;
@@ -83,6 +95,7 @@ struct result {
 	double ops_per_s;
 	double wp99_us;
 	double wmax_us;
+	double hmax_us;
 };
 
 static uint64_t now_ns(void)
@@ -149,16 +162,20 @@ static int lock_release(struct lock *l)
 static void one_write(struct worker *w)
 {
 	struct shared *sh = w->sh;
-	uint64_t start = now_ns(), waited;
+	uint64_t start = now_ns(), waited, held;
 	unsigned int i;
 
 	w->err = lock_take(&sh->lock, true);
 	if (w->err)
 		return;
-	waited = now_ns() - start;
+	held = now_ns();
+	waited = held - start;
 	for (i = 0; i < SLOTS; i++)
 		sh->slots[i]++;
+	held = now_ns() - held;
 	w->err = lock_release(&sh->lock);
+	if (held > w->hmax)
+		w->hmax = held;
 	if (waited > w->wmax)
 		w->wmax = waited;
 	if (w->nwaits < MAX_SAMPLES)
@@ -242,7 +259,7 @@ static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 		   double secs, struct result *res)
 {
 	struct worker w[MAX_THREADS];
-	uint64_t start, elapsed, ops = 0, writes = 0, wmax = 0;
+	uint64_t start, elapsed, ops = 0, writes = 0, wmax = 0, hmax = 0;
 	struct shared *sh;
 	unsigned int t, i;
 	int err = 0;
@@ -284,6 +301,8 @@ static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 		writes += w[t].writes;
 		if (w[t].wmax > wmax)
 			wmax = w[t].wmax;
+		if (w[t].hmax > hmax)
+			hmax = w[t].hmax;
 	}
 	elapsed = now_ns() - start;
 	for (i = 0; i < SLOTS && !err; i++)
@@ -297,6 +316,7 @@ static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 	res->ops_per_s = (double)ops * NSEC_PER_SEC / (double)elapsed;
 	res->wp99_us = (double)waits_p99(w, threads) / 1000.0;
 	res->wmax_us = (double)wmax / 1000.0;
+	res->hmax_us = (double)hmax / 1000.0;
 	for (t = 0; t < threads; t++)
 		free(w[t].waits);
 	lock_destroy(&sh->lock);
@@ -328,6 +348,56 @@ static void usage(void)
 		"  -s  seconds per run, default 0.5\n"
 		"  -r  repetitions (median reported), default 3, at most 15\n");
 	exit(2);
+}
+
+/* The first line of @path into @buf (newline dropped), "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The 1-, 5- and 15-minute load averages, as /proc/loadavg has them. */
+static void print_loadavg(const char *when)
+{
+	char buf[128], one[16], five[16], fifteen[16];
+
+	read_line("/proc/loadavg", buf, sizeof(buf));
+	if (sscanf(buf, "%15s %15s %15s", one, five, fifteen) != 3)
+		return;
+	printf("%s,meta,loadavg_%s,%s %s %s\n", CSV_TAG, when, one, five,
+	       fifteen);
+}
+
+static void print_method(double secs, unsigned int reps)
+{
+	bool module = tofutex_backend() == TOFUTEX_BACKEND_MODULE;
+	struct utsname u;
+	char handoff[32];
+
+	uname(&u);
+	printf("%s,meta,kernel,%s\n", CSV_TAG, u.release);
+	printf("%s,meta,cpus,%ld\n", CSV_TAG, sysconf(_SC_NPROCESSORS_ONLN));
+	print_loadavg("start");
+	printf("%s,meta,backend,%s\n", CSV_TAG, module ? "module" : "futex");
+	if (module)
+		read_line(HANDOFF_PARAM, handoff, sizeof(handoff));
+	else
+		snprintf(handoff, sizeof(handoff), "%s", FUTEX_HANDOFF_NS);
+	printf("%s,meta,handoff_ns,%s\n", CSV_TAG, handoff[0] ? handoff : "?");
+	printf("%s,meta,secs_per_run,%.2f\n%s,meta,reps,%u\n", CSV_TAG, secs,
+	       CSV_TAG, reps);
+	printf("%s,meta,work_outside,%u\n%s,meta,slots,%u\n", CSV_TAG,
+	       WORK_OUTSIDE, CSV_TAG, SLOTS);
+	printf("%s,record,impl,mix,threads,rep,ops_per_s,wait_p99_us,"
+	       "wait_max_us,hold_max_us\n", CSV_TAG);
 }
 
 /* The run of @runs whose ops/s is the median one. */
@@ -372,10 +442,7 @@ int main(int argc, char **argv)
 		if (!threads[t] || threads[t] > MAX_THREADS)
 			usage();
 
-	printf("%s,meta,backend,%s\n", CSV_TAG,
-	       tofutex_backend() == TOFUTEX_BACKEND_MODULE ? "module" : "futex");
-	printf("%s,meta,secs_per_run,%.2f\n%s,meta,reps,%u\n", CSV_TAG, secs,
-	       CSV_TAG, reps);
+	print_method(secs, reps);
 	for (r = 0; r < reps; r++)
 		for (m = 0; m < nm; m++)
 			for (t = 0; t < nt; t++)
@@ -390,13 +457,15 @@ int main(int argc, char **argv)
 							strerror(err));
 						return 1;
 					}
-					printf("%s,run,%s,%u,%u,%u,%.0f,%.1f,%.1f\n",
+					printf("%s,run,%s,%u,%u,%u,%.0f,%.1f,%.1f,%.1f\n",
 					       CSV_TAG, impl_names[i], mixes[m],
 					       threads[t], r, res->ops_per_s,
-					       res->wp99_us, res->wmax_us);
+					       res->wp99_us, res->wmax_us,
+					       res->hmax_us);
 					fflush(stdout);
 				}
 
+	print_loadavg("end");
 	for (m = 0; m < nm; m++) {
 		printf("== bench_rwlock %u:1 read:write ==\n", mixes[m]);
 		printf("%7s %14s %14s %14s %7s   %-21s %-21s %-21s\n",

@@ -5,12 +5,13 @@
 # `make bench` prints, from what is in DIR (build/bench/<kernel>/).
 #
 # Reads the outputs of the bench/report-*.sh scripts, saved by
-# tests/qemu/run.sh as DIR/<name>-report.txt (lock, swap, cond, programs;
-# each optional), and the raw output DIR/bench_<name>.txt of any benchmark
-# that has no report script (printed as it is). Writes DIR/report.md:
-# Markdown that opens with the charts (every PNG the report scripts name,
-# in their order), then the method, the lock ratio and kernel-call tables,
-# the swap, condition-variable and real-programs tables, the other
+# tests/qemu/run.sh as DIR/<name>-report.txt (lock, swap, cond, rwlock,
+# programs; each optional), and the raw output DIR/bench_<name>.txt of any
+# benchmark that has no report script (printed as it is). Writes
+# DIR/report.md: Markdown that opens with the charts (every PNG the report
+# scripts name, in their order), then the method, the lock ratio and
+# kernel-call tables, the swap, condition-variable and reader/writer-lock
+# tables (the last with its targets), the real-programs table, the other
 # benchmarks' output, and links to the full reports and raw records.
 # Prints the same tables as plain text, with the method once.
 set -euo pipefail
@@ -40,6 +41,12 @@ lock_table() {
 	section "$lock" "$1"
 	[ -r "$lock" ] || return 0
 	grep '^\* = ' "$lock" || true
+}
+
+# rwlock_targets: the targets section of the rwlock report (a Markdown
+# table, then its notes).
+rwlock_targets() {
+	section "$dir/rwlock-report.txt" '^== reader/writer lock targets'
 }
 
 # tables FILE: a report script's output without its method lines and its
@@ -75,7 +82,7 @@ method() {
 
 # The reports, the method's first; benchmarks without a report script.
 reports=()
-for f in lock cond swap programs; do
+for f in lock cond swap rwlock programs; do
 	[ ! -r "$dir/$f-report.txt" ] || reports+=("$dir/$f-report.txt")
 done
 lock=$dir/lock-report.txt
@@ -122,6 +129,8 @@ blocks() {
 	print_block "$style" bench_lock lock_table '^== targets with work between locks'
 	print_block "$style" "bench_swap: ns per hand-over" tables "$dir/swap-report.txt"
 	print_block "$style" "bench_cond: condition variables" tables "$dir/cond-report.txt"
+	print_block "$style" bench_rwlock section "$dir/rwlock-report.txt" '^== reader/writer locks: ops/s'
+	print_block "$style" bench_rwlock rwlock_targets
 	print_block "$style" "real programs under tofutex-run" tables "$dir/programs-report.txt"
 	for f in "${others[@]}"; do
 		name=${f##*/}
