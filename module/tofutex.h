@@ -59,6 +59,8 @@ enum tofutex_state_kind {
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
  *           moved here (struct tofutex_word_waiter), in arrival order,
  *           under @lock; see requeue.c
+ * @releases: in a LOCK state only: kernel releases that found moved
+ *           waiters queued, under @lock; read by their poller (requeue.c)
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -73,6 +75,7 @@ struct tofutex_state {
 	struct list_head waiters;
 	bool handoff;
 	struct list_head requeued;
+	u32 releases;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -180,12 +183,20 @@ long tofutex_ioc_unlock(struct tofutex_table *table,
  *         TOFUTEX_IOC_REQUEUE moves the waiter onto a TO lock's state,
  *         written only then, under both states' locks (requeue.c)
  * @woken: a waker took the entry off its list and wakes @task
+ * @polled:        as the poller of moved waiters, it looked at the lock
+ *                 word before: @poll_word and @poll_releases hold what it
+ *                 saw (requeue.c; only the waiter itself touches them)
+ * @poll_word:     the lock word then
+ * @poll_releases: the lock state's @releases then
  */
 struct tofutex_word_waiter {
 	struct list_head node;
 	struct task_struct *task;
 	struct tofutex_state *state;
 	bool woken;
+	bool polled;
+	u32 poll_word;
+	u32 poll_releases;
 };
 
 struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w);
@@ -259,6 +270,11 @@ enum tofutex_window {
 	TOFUTEX_WINDOW_UNLOCK_UNQUEUED = 1,
 	TOFUTEX_WINDOW_COMPETE = 2,
 	TOFUTEX_WINDOW_WAKE_BATCH = 3,
+	TOFUTEX_WINDOW_REQUEUE_STEP = 4,
+	TOFUTEX_WINDOW_REQUEUE_ARM = 5,
+	TOFUTEX_WINDOW_REQUEUE_RELEASE = 6,
+	TOFUTEX_WINDOW_REQUEUE_RESULT = 7,
+	TOFUTEX_WINDOW_SWAP_QUEUED = 8,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS
