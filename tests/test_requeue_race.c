@@ -415,7 +415,7 @@ START_TEST(test_requeue_arm_changing_word_signal)
 	ck_assert(ok);
 
 	/* Each cmpxchg waits in its window until the word changed. */
-	window_open(getpid(), WINDOW_REQUEUE_ARM, 100 * NSEC_PER_MSEC);
+	window_open(getpid(), WINDOW_REQUEUE_ARM, NSEC_PER_SEC);
 	atomic_store(&a.go, true);
 	WAIT_UNTIL(ok, requeue_calls(a.fd) > 0, TEST_WAIT_NS);
 	ck_assert(ok);
