@@ -30,7 +30,10 @@
  *
  * TOFUTEX_IOC_REQUEUE may move a waiter from its word's list onto a TO
  * lock's state (requeue.c): @state in the waiter says which list holds it,
- * and tofutex_requeue_leave() takes it off whichever that is.
+ * and tofutex_requeue_leave() takes it off whichever that is. A moved
+ * waiter sleeps in tofutex_requeue_sleep(), which polls the lock's owner;
+ * so a SWAP moved before its first sleep wakes its wakee at once instead
+ * of handing it the CPU in a sleep that would not poll.
  *
  * Tasks are woken with no lock held, as futex's wake_q does: a wakee
  * that runs at once must not find the lock still held by its waker (in an
