@@ -10,7 +10,9 @@
  * unlock.c   TOFUTEX_IOC_UNLOCK
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
- * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
+ * requeue.c  WAIT waiters that TOFUTEX_IOC_REQUEUE moved onto a TO lock
+ * requeue_call.c  TOFUTEX_IOC_REQUEUE itself
+ * requeue.h  what the two requeue files share
  * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  * debug.c    test-only windows, built with TOFUTEX_DEBUG_WINDOWS
@@ -230,10 +232,13 @@ void tofutex_wake_local_exit(void);
 void tofutex_wake_local(struct task_struct *wakee,
 			const struct tofutex_deadline *dl);
 
-/* requeue.c */
+/* requeue_call.c */
 
 long tofutex_ioc_requeue(struct tofutex_table *table,
 			 struct tofutex_requeue __user *argp);
+
+/* requeue.c */
+
 void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 			   const struct tofutex_deadline *dl);
 int tofutex_requeue_leave(struct tofutex_table *table,
