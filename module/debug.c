@@ -25,6 +25,19 @@
  *   3 TOFUTEX_WINDOW_WAKE_BATCH - waitwake.c, TOFUTEX_IOC_WAKE: after a
  *     batch was woken, before the next one is taken off the queue (the
  *     word is read on entry to the window: WAKE itself does not read it).
+ *   4 TOFUTEX_WINDOW_REQUEUE_STEP - requeue_call.c, TOFUTEX_IOC_REQUEUE:
+ *     between two steps, no lock held (on the wait word, read on entry);
+ *   5 TOFUTEX_WINDOW_REQUEUE_ARM - requeue_call.c, REQUEUE marking the
+ *     lock word: after reading it, before its cmpxchg, under both state
+ *     locks;
+ *   6 TOFUTEX_WINDOW_REQUEUE_RELEASE - requeue.c, an UNLOCK that released
+ *     the word, before WAITERS is put back for moved waiters (on the lock
+ *     word, read on entry);
+ *   7 TOFUTEX_WINDOW_REQUEUE_RESULT - requeue_call.c, REQUEUE done, before
+ *     its counts are written back (on the wait word, read on entry);
+ *   8 TOFUTEX_WINDOW_SWAP_QUEUED - waitwake.c, SWAP queued on its wait
+ *     word, its wakee not yet woken, before its first sleep (on the wait
+ *     word, read on entry).
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
@@ -40,7 +53,7 @@ MODULE_PARM_DESC(debug_window_tgid, "Process whose race window is widened, 0 for
 
 static unsigned int debug_window_id;
 module_param(debug_window_id, uint, 0600);
-MODULE_PARM_DESC(debug_window_id, "Which race window is widened: 1 UNLOCK without a state, 2 the top waiter's loop, 3 between WAKE's batches (test builds only)");
+MODULE_PARM_DESC(debug_window_id, "Which race window is widened, 0 for none: 1 to 8, listed in debug.c (test builds only)");
 
 /* A second is enough for any test thread to act, even under emulation. */
 static struct tofutex_ns_param debug_window_ns = {

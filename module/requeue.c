@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tofutex - TOFUTEX_IOC_REQUEUE: wait morphing for condition variables.
+ * tofutex - TOFUTEX_IOC_REQUEUE: wait morphing for condition variables;
+ * here the moved waiters (their lists, sleep, poller and releases), and
+ * in requeue_call.c the call that moves them.
  *
  * A broadcast on a condition variable wakes every waiter, and every one of
  * them then fights for the mutex that only one can hold. REQUEUE wakes a
@@ -35,8 +37,11 @@
  *     waiter and wakes it as WAKE does (woken, then wake_up_process());
  *   - the waiter itself, on a signal or its deadline (ETIMEDOUT, EINTR);
  *   - the waiter itself when, as the poller (below), it finds the lock's
- *     owner dead: it marks itself woken and its WAIT returns 0, so that it
- *     goes and takes the lock over as any locker would.
+ *     owner dead, or the lock left free with nobody taking it: it marks
+ *     itself woken and its WAIT returns 0, so that it goes and takes the
+ *     lock as any locker would;
+ *   - tofutex_requeue_flush(), which wakes them all when WAITERS cannot
+ *     be kept on the word (below).
  *
  * WAITERS on the lock word
  * ------------------------
@@ -60,6 +65,10 @@
  *     after REQUEUE's state insertion (both cmpxchgs are fully ordered)
  *     and find the moved waiters; if the unlock's comes first, REQUEUE
  *     finds the word free and wakes instead of moving.
+ * When WAITERS cannot be put back (the word's page became read-only or
+ * went away, or a signal ended retries on a word that kept changing), a
+ * release that may not enter the kernel would leave the moved waiters
+ * asleep: they are all woken instead, and take the lock through LOCK.
  *
  * Owner death: the poller
  * -----------------------
@@ -72,80 +81,37 @@
  * queued) so that it starts polling. A former poller finds out at its
  * next poll and sleeps without a timer from then on.
  *
+ * The poller also goes for the lock when two polls in a row find the word
+ * free and unchanged with no kernel release in between: the waiter that
+ * the last release woke did not take the lock (its thread went on to do
+ * something else, or exited), and no release will come to wake the rest.
+ * So a moved waiter sleeps at most about 2 * owner_check_ns on a free
+ * lock.
+ *
  * Words are read and changed under state locks only with page faults
  * disabled; on a fault every lock is dropped, the page faulted in and the
  * step retried (uaccess.c). Tasks are woken after the locks are dropped,
  * in batches as WAKE does, each pinned by a reference taken under the lock.
  */
 #include <linux/list.h>
-#include <linux/lockdep.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
-#include "tofutex.h"
-
-/*
- * Waiters REQUEUE wakes per hold of the state locks: their tasks wait on
- * the stack until the locks are dropped, as in WAKE. Moving needs no
- * wake-up, so it is not batched.
- */
-#define TOFUTEX_REQUEUE_BATCH	8
+#include "requeue.h"
 
 /**
- * struct tofutex_requeue_call - one REQUEUE in progress
- * @table:       the caller's process table
- * @cond:        the wait word's state, with a use held
- * @lock:        the lock word's state, with a use held; NULL when nothing
- *               is to be moved
- * @uaddr:       the wait word
- * @lock_uaddr:  the lock word
- * @val:         act only while the wait word holds this
- * @wake_left:   waiters still to wake
- * @move_left:   waiters still to move
- * @woken:       waiters woken so far
- * @requeued:    waiters moved so far
- * @fault_uaddr: the word whose fault ended the last step
- * @fault_write: that fault needs the page writable
- * @tasks:       tasks taken off the queue, to wake after unlocking
- * @ntasks:      how many
- * @poke:        the new poller, to wake once after unlocking, or NULL
- */
-struct tofutex_requeue_call {
-	struct tofutex_table *table;
-	struct tofutex_state *cond;
-	struct tofutex_state *lock;
-	u32 __user *uaddr;
-	u32 __user *lock_uaddr;
-	u32 val;
-	u32 wake_left;
-	u32 move_left;
-	u32 woken;
-	u32 requeued;
-	u32 __user *fault_uaddr;
-	bool fault_write;
-	struct task_struct *tasks[TOFUTEX_REQUEUE_BATCH];
-	unsigned int ntasks;
-	struct task_struct *poke;
-};
-
-/* Wake a task pinned under a lock, after dropping it; NULL is a no-op. */
-static void tofutex_requeue_wake(struct task_struct *task)
-{
-	if (!task)
-		return;
-	wake_up_process(task);
-	put_task_struct(task);
-}
-
-/**
- * tofutex_word_set_waiters() - add WAITERS to a lock word, whatever it is
+ * tofutex_word_set_waiters() - one attempt to add WAITERS to a lock word
  * @uaddr: the lock word
  *
- * Called under the lock state's lock; page faults disabled.
+ * Called under the lock state's lock; page faults disabled. One cmpxchg:
+ * a word that changed under it is retried by the caller with no lock
+ * held (tofutex_requeue_mark()), so that a word that keeps changing
+ * cannot keep a CPU spinning with the lock held.
  *
- * Return: 0 or -EFAULT.
+ * Return: 0 (WAITERS is on), -EAGAIN (the word changed), -EFAULT.
  */
 static int tofutex_word_set_waiters(u32 __user *uaddr)
 {
@@ -153,56 +119,12 @@ static int tofutex_word_set_waiters(u32 __user *uaddr)
 
 	if (tofutex_word_read_inatomic(uaddr, &word))
 		return -EFAULT;
-	while (!(word & TOFUTEX_WAITERS)) {
-		if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
-						  word | TOFUTEX_WAITERS))
-			return -EFAULT;
-		if (cur == word)
-			break;
-		word = cur;
-	}
-	return 0;
-}
-
-/**
- * tofutex_requeue_arm() - set WAITERS on an owned lock word, or find it free
- * @uaddr: the lock word
- *
- * Called under the lock state's lock; page faults disabled. The cmpxchg
- * is done even when WAITERS is set already: it orders this REQUEUE against
- * an UNLOCK that found no state (see the file comment).
- *
- * Return: 1 when the word has an owner and now has WAITERS, 0 when it has
- * no owner, -EFAULT.
- */
-static int tofutex_requeue_arm(u32 __user *uaddr)
-{
-	u32 word, cur;
-
-	if (tofutex_word_read_inatomic(uaddr, &word))
+	if (word & TOFUTEX_WAITERS)
+		return 0;
+	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
+					  word | TOFUTEX_WAITERS))
 		return -EFAULT;
-	for (;;) {
-		if (!(word & TOFUTEX_TID_MASK))
-			return 0;
-		if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
-						  word | TOFUTEX_WAITERS))
-			return -EFAULT;
-		if (cur == word)
-			return 1;
-		word = cur;
-	}
-}
-
-/* The poller of @state: its last moved waiter, pinned; under its lock. */
-static struct task_struct *tofutex_requeue_poller(struct tofutex_state *state)
-{
-	struct tofutex_word_waiter *tail;
-
-	if (list_empty(&state->requeued))
-		return NULL;
-	tail = list_last_entry(&state->requeued, struct tofutex_word_waiter,
-			       node);
-	return get_task_struct(tail->task);
+	return cur == word ? 0 : -EAGAIN;
 }
 
 /**
@@ -294,6 +216,38 @@ static bool tofutex_requeue_owner_gone(struct tofutex_state *state)
 }
 
 /**
+ * tofutex_requeue_stalled() - is the lock left free with nobody coming?
+ * @state: the lock word's state
+ * @w:     the poller
+ *
+ * A release wakes one moved waiter and leaves the word free for it. A
+ * waiter that then never takes the lock (its thread does something else,
+ * or exits) would leave the others asleep on a free lock, with no release
+ * to come. So the poller compares each look with its previous one: a word
+ * with no owner, unchanged, and no release in between (@state->releases)
+ * means that nobody took the lock for a whole owner_check_ns, and the
+ * poller goes for it itself. At worst that is one early contender.
+ *
+ * Return: true when the poller should go and take the lock.
+ */
+static bool tofutex_requeue_stalled(struct tofutex_state *state,
+				    struct tofutex_word_waiter *w)
+{
+	u32 releases = READ_ONCE(state->releases);
+	bool stalled;
+	u32 word;
+
+	if (tofutex_word_read(state->uaddr, &word))
+		return true;
+	stalled = w->polled && !(word & TOFUTEX_TID_MASK) &&
+		  word == w->poll_word && releases == w->poll_releases;
+	w->polled = true;
+	w->poll_word = word;
+	w->poll_releases = releases;
+	return stalled;
+}
+
+/**
  * tofutex_requeue_sleep() - one sleep of a moved waiter
  * @w:  the waiter, on a lock state's @requeued list
  * @dl: its WAIT's deadline
@@ -301,8 +255,9 @@ static bool tofutex_requeue_owner_gone(struct tofutex_state *state)
  * The caller has set its task state and checked @w->woken, signals and
  * the deadline, as for any WAIT sleep; this returns with the task
  * running. The poller sleeps at most owner_check_ns and then looks at the
- * lock word; finding its owner dead, it takes itself off the list as
- * woken, so that its WAIT returns 0 and it goes for the lock.
+ * lock word; finding its owner dead, or the word left free
+ * (tofutex_requeue_stalled()), it takes itself off the list as woken, so
+ * that its WAIT returns 0 and it goes for the lock.
  */
 void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 			   const struct tofutex_deadline *dl)
@@ -315,13 +270,15 @@ void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 	poller = !w->woken && list_is_last(&w->node, &state->requeued);
 	spin_unlock(&state->lock);
 	if (!poller) {
+		w->polled = false;
 		tofutex_schedule_until(dl);
 		return;
 	}
 	tofutex_schedule_poll(dl, tofutex_owner_check_ns());
 	/* Pairs with tofutex_waiter_take(): a waker is done with @w. */
 	if (smp_load_acquire(&w->woken) ||
-	    !tofutex_requeue_owner_gone(state))
+	    (!tofutex_requeue_owner_gone(state) &&
+	     !tofutex_requeue_stalled(state, w)))
 		return;
 
 	spin_lock(&state->lock);
@@ -334,43 +291,126 @@ void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 }
 
 /**
+ * tofutex_requeue_mark() - keep WAITERS on a lock word with moved waiters
+ * @state: the lock word's state, held
+ * @uaddr: the lock word
+ * @spare: how many moved waiters need no mark (the caller takes them)
+ *
+ * A word that changed under the cmpxchg is retried with no lock held,
+ * offering the CPU; a fault is faulted in. Only a signal or a word that
+ * cannot be written ends the retries: a word that keeps changing is a
+ * program's bug, and the signal is how its user stops it.
+ *
+ * Return: 0 with @state->lock held and WAITERS on the word when more than
+ * @spare moved waiters are queued; else an error, with the lock dropped,
+ * and then the caller must wake the moved waiters (tofutex_requeue_flush())
+ * so that none sleeps on a word whose releases may not enter the kernel.
+ */
+static int tofutex_requeue_mark(struct tofutex_state *state,
+				u32 __user *uaddr, u32 spare)
+{
+	int ret;
+
+	for (;;) {
+		spin_lock(&state->lock);
+		if (!tofutex_list_longer(&state->requeued, spare))
+			return 0;
+		ret = tofutex_word_set_waiters(uaddr);
+		if (!ret)
+			return 0;
+		spin_unlock(&state->lock);
+		if (ret == -EFAULT)
+			ret = tofutex_word_fault_in(uaddr, true);
+		else if (signal_pending(current))
+			ret = -EINTR;
+		else
+			ret = 0;
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+}
+
+/**
+ * tofutex_requeue_flush() - wake every moved waiter of a lock
+ * @state: the lock word's state, held, not locked
+ *
+ * For when WAITERS cannot be kept on the word: each woken waiter's WAIT
+ * returns 0 and it takes the lock through LOCK, which queues it there (or
+ * reports the word's fault). At most the waiters queued on entry are
+ * woken, in batches, with the CPU offered between them.
+ *
+ * Return: how many were woken.
+ */
+static u32 tofutex_requeue_flush(struct tofutex_state *state)
+{
+	struct task_struct *tasks[TOFUTEX_REQUEUE_BATCH];
+	struct tofutex_word_waiter *w;
+	u32 left, woken = 0;
+	unsigned int n, i;
+
+	spin_lock(&state->lock);
+	left = tofutex_list_count(&state->requeued, U32_MAX);
+	spin_unlock(&state->lock);
+	while (left) {
+		n = 0;
+		spin_lock(&state->lock);
+		while (n < min_t(u32, left, TOFUTEX_REQUEUE_BATCH)) {
+			w = list_first_entry_or_null(&state->requeued,
+						     struct tofutex_word_waiter,
+						     node);
+			if (!w)
+				break;
+			tasks[n++] = tofutex_waiter_take(w);
+		}
+		spin_unlock(&state->lock);
+		for (i = 0; i < n; i++)
+			tofutex_requeue_wake(tasks[i]);
+		woken += n;
+		left = n < TOFUTEX_REQUEUE_BATCH ? 0 : left - n;
+		if (left)
+			cond_resched();
+	}
+	return woken;
+}
+
+/**
  * tofutex_requeue_release() - a kernel release: wake one moved waiter
  * @table: the caller's process table
  * @uaddr: the lock word, just released by TOFUTEX_IOC_UNLOCK
  *
  * The first moved waiter is taken and woken. When others remain, WAITERS
- * is put back on the word (the release may have cleared it), so that the
- * next release enters the kernel too. A word that cannot be faulted in is
- * left alone: the waiter is woken all the same.
+ * is put back on the word first (the release may have cleared it), so
+ * that the next release enters the kernel too; when that cannot be done,
+ * they are all woken instead.
  *
- * Return: 1 when a waiter was woken, else 0.
+ * Return: 1 when a waiter was woken, else 0 (UNLOCK's @woken).
  */
 u32 tofutex_requeue_release(struct tofutex_table *table, u32 __user *uaddr)
 {
-	struct tofutex_word_waiter *w = NULL;
 	struct task_struct *task = NULL;
+	struct tofutex_word_waiter *w;
 	struct tofutex_state *state;
-	bool arm = true;
+	u32 woken;
 
 	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
 	if (IS_ERR_OR_NULL(state))
 		return 0;
-	for (;;) {
-		spin_lock(&state->lock);
+	tofutex_debug_window_now(TOFUTEX_WINDOW_REQUEUE_RELEASE, uaddr);
+	if (tofutex_requeue_mark(state, uaddr, 1)) {
+		woken = tofutex_requeue_flush(state) ? 1 : 0;
+	} else {
 		w = list_first_entry_or_null(&state->requeued,
 					     struct tofutex_word_waiter, node);
-		if (!w || !arm || list_is_singular(&state->requeued) ||
-		    !tofutex_word_set_waiters(uaddr))
-			break;
+		if (w)
+			task = tofutex_waiter_take(w);
+		WRITE_ONCE(state->releases, state->releases + 1);
 		spin_unlock(&state->lock);
-		arm = !tofutex_word_fault_in(uaddr, true);
+		tofutex_requeue_wake(task);
+		woken = task ? 1 : 0;
 	}
-	if (w)
-		task = tofutex_waiter_take(w);
-	spin_unlock(&state->lock);
 	tofutex_state_put(table, state);
-	tofutex_requeue_wake(task);
-	return task ? 1 : 0;
+	return woken;
 }
 
 /**
@@ -380,245 +420,12 @@ u32 tofutex_requeue_release(struct tofutex_table *table, u32 __user *uaddr)
  *
  * The top waiter takes the word writing only its TID; with moved waiters
  * queued, WAITERS goes back on before the new owner returns to user space
- * and could unlock there.
+ * and could unlock there. When it cannot, the moved waiters are woken.
  */
 void tofutex_requeue_rearm(struct tofutex_state *state, u32 __user *uaddr)
 {
-	int ret;
-
-	for (;;) {
-		spin_lock(&state->lock);
-		ret = list_empty(&state->requeued) ? 0 :
-		      tofutex_word_set_waiters(uaddr);
+	if (tofutex_requeue_mark(state, uaddr, 0))
+		tofutex_requeue_flush(state);
+	else
 		spin_unlock(&state->lock);
-		if (!ret || tofutex_word_fault_in(uaddr, true))
-			return;
-	}
-}
-
-/* Does @list hold more than @n entries? Looks at n + 1 at most. */
-static bool tofutex_list_longer(struct list_head *list, u32 n)
-{
-	struct list_head *pos;
-
-	list_for_each(pos, list)
-		if (n-- == 0)
-			return true;
-	return false;
-}
-
-/* Take the first waiter of the wait word to wake after unlocking. */
-static void tofutex_requeue_take(struct tofutex_requeue_call *rc)
-{
-	struct tofutex_word_waiter *w;
-
-	w = list_first_entry(&rc->cond->waiters, struct tofutex_word_waiter,
-			     node);
-	rc->tasks[rc->ntasks++] = tofutex_waiter_take(w);
-	rc->woken++;
-}
-
-/* Move waiters onto the lock's state, whose word has WAITERS now. */
-static void tofutex_requeue_move(struct tofutex_requeue_call *rc)
-{
-	struct tofutex_state *lock = rc->lock;
-	struct tofutex_word_waiter *w;
-
-	while (rc->move_left && !list_empty(&rc->cond->waiters)) {
-		w = list_first_entry(&rc->cond->waiters,
-				     struct tofutex_word_waiter, node);
-		tofutex_state_hold(lock);
-		list_move_tail(&w->node, &lock->requeued);
-		WRITE_ONCE(w->state, lock);
-		rc->move_left--;
-		rc->requeued++;
-	}
-	/* The tail changed: the new one polls from its next sleep on. */
-	if (rc->poke)
-		put_task_struct(rc->poke);
-	rc->poke = tofutex_requeue_poller(lock);
-}
-
-/**
- * tofutex_requeue_locked() - one step of REQUEUE, under both state locks
- * @rc:    the call
- * @first: the first step: check the wait word's value
- *
- * Wakes up to a batch, then moves (or, onto a free lock, wakes) up to the
- * rest. The lock word is armed before anything is taken, so that a fault
- * on it leaves the step undone and retryable.
- *
- * Return: 1 when another step is needed, 0 when done, -EAGAIN, -EFAULT
- * (with @rc->fault_uaddr set).
- */
-static int tofutex_requeue_locked(struct tofutex_requeue_call *rc, bool first)
-{
-	u32 nwake = min_t(u32, rc->wake_left, TOFUTEX_REQUEUE_BATCH);
-	struct list_head *waiters = &rc->cond->waiters;
-	int armed = -1;
-	u32 cur;
-
-	if (first) {
-		rc->fault_uaddr = rc->uaddr;
-		rc->fault_write = false;
-		if (tofutex_word_read_inatomic(rc->uaddr, &cur))
-			return -EFAULT;
-		if (cur != rc->val)
-			return -EAGAIN;
-	}
-	if (rc->lock && rc->move_left && tofutex_list_longer(waiters, nwake)) {
-		rc->fault_uaddr = rc->lock_uaddr;
-		rc->fault_write = true;
-		armed = tofutex_requeue_arm(rc->lock_uaddr);
-		if (armed < 0)
-			return armed;
-	}
-	while (rc->wake_left && !list_empty(waiters) &&
-	       rc->ntasks < TOFUTEX_REQUEUE_BATCH) {
-		tofutex_requeue_take(rc);
-		rc->wake_left--;
-	}
-	if (armed > 0 && !rc->wake_left)
-		tofutex_requeue_move(rc);
-	while (!armed && rc->move_left && !list_empty(waiters) &&
-	       rc->ntasks < TOFUTEX_REQUEUE_BATCH) {
-		tofutex_requeue_take(rc);
-		rc->move_left--;
-	}
-	return !list_empty(waiters) && (rc->wake_left || rc->move_left);
-}
-
-/**
- * tofutex_requeue_step() - lock both states, do a step, wake its tasks
- * @rc:    the call
- * @first: the first step
- *
- * Return: as tofutex_requeue_locked().
- */
-static int tofutex_requeue_step(struct tofutex_requeue_call *rc, bool first)
-{
-	unsigned int i;
-	int ret;
-
-	spin_lock(&rc->cond->lock);
-	if (rc->lock)
-		spin_lock_nested(&rc->lock->lock, SINGLE_DEPTH_NESTING);
-	ret = tofutex_requeue_locked(rc, first);
-	if (rc->lock)
-		spin_unlock(&rc->lock->lock);
-	spin_unlock(&rc->cond->lock);
-
-	for (i = 0; i < rc->ntasks; i++)
-		tofutex_requeue_wake(rc->tasks[i]);
-	rc->ntasks = 0;
-	tofutex_requeue_wake(rc->poke);
-	rc->poke = NULL;
-	return ret;
-}
-
-/**
- * tofutex_requeue_run() - REQUEUE with both states held
- * @rc: the call
- *
- * Return: 0, -EAGAIN, -EFAULT.
- */
-static int tofutex_requeue_run(struct tofutex_requeue_call *rc)
-{
-	bool first = true;
-	int ret;
-
-	do {
-		ret = tofutex_requeue_step(rc, first);
-		if (ret == -EFAULT) {
-			ret = tofutex_word_fault_in(rc->fault_uaddr,
-						    rc->fault_write);
-			if (ret)
-				return ret;
-			ret = 1;
-			continue;
-		}
-		first = false;
-	} while (ret > 0);
-	return ret;
-}
-
-/**
- * tofutex_requeue() - look the states up and run REQUEUE
- * @rc: the call, with its arguments set
- *
- * No state for the wait word means nobody waits: only the value is
- * checked. The lock's state is created only when waiters may be moved.
- *
- * Return: 0, -EAGAIN, -EFAULT, -ENOMEM, or -EINVAL when a word is in use
- * as the other kind.
- */
-static int tofutex_requeue(struct tofutex_requeue_call *rc)
-{
-	u32 cur;
-	int ret;
-
-	rc->cond = tofutex_state_get(rc->table, rc->uaddr, TOFUTEX_STATE_WAIT,
-				     false);
-	if (IS_ERR(rc->cond))
-		return PTR_ERR(rc->cond);
-	if (!rc->cond) {
-		ret = tofutex_word_read(rc->uaddr, &cur);
-		return ret ? ret : cur == rc->val ? 0 : -EAGAIN;
-	}
-	if (rc->move_left) {
-		rc->lock = tofutex_state_get(rc->table, rc->lock_uaddr,
-					     TOFUTEX_STATE_LOCK, true);
-		if (IS_ERR(rc->lock)) {
-			tofutex_state_put(rc->table, rc->cond);
-			return PTR_ERR(rc->lock);
-		}
-	}
-	ret = tofutex_requeue_run(rc);
-	if (rc->lock)
-		tofutex_state_put(rc->table, rc->lock);
-	tofutex_state_put(rc->table, rc->cond);
-	return ret;
-}
-
-/**
- * tofutex_ioc_requeue() - TOFUTEX_IOC_REQUEUE
- * @table: the caller's process table
- * @argp:  user pointer to struct tofutex_requeue
- *
- * @woken and @requeued are written back on every return once the
- * arguments are valid: after -EFAULT on a word, some waiters may have
- * been woken already.
- *
- * Return: 0; -EAGAIN when the wait word does not hold the value; -EINVAL
- * (bad argument, the two words the same, or a word in use as the other
- * kind), -EFAULT, -ENOMEM.
- */
-long tofutex_ioc_requeue(struct tofutex_table *table,
-			 struct tofutex_requeue __user *argp)
-{
-	struct tofutex_requeue_call rc = { .table = table };
-	struct tofutex_requeue arg;
-	int ret;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &rc.uaddr);
-	if (!ret)
-		ret = tofutex_word_check(arg.lock_uaddr, &rc.lock_uaddr);
-	if (ret)
-		return ret;
-	if (rc.uaddr == rc.lock_uaddr)
-		return -EINVAL;
-	rc.val = arg.val;
-	rc.wake_left = arg.wake_count;
-	rc.move_left = arg.requeue_count;
-
-	tofutex_count(table, TOFUTEX_CNT_REQUEUE_CALLS);
-	ret = tofutex_requeue(&rc);
-	if (put_user(rc.woken, &argp->woken) ||
-	    put_user(rc.requeued, &argp->requeued))
-		return -EFAULT;
-	return ret;
 }

@@ -11,7 +11,9 @@
  * unlock.c   TOFUTEX_IOC_UNLOCK
  * lock.h     the TO lock queue that lock.c and unlock.c share
  * waitwake.c TOFUTEX_IOC_WAIT, TOFUTEX_IOC_WAKE and TOFUTEX_IOC_SWAP
- * requeue.c  TOFUTEX_IOC_REQUEUE: WAIT waiters moved onto a TO lock
+ * requeue.c  WAIT waiters that TOFUTEX_IOC_REQUEUE moved onto a TO lock
+ * requeue_call.c  TOFUTEX_IOC_REQUEUE itself
+ * requeue.h  what the two requeue files share
  * rwlock.c   TOFUTEX_IOC_RDLOCK and WRLOCK: reader/writer locks
  * rwunlock.c TOFUTEX_IOC_RWUNLOCK
  * rwlock.h   the reader/writer lock queue that rwlock.c and rwunlock.c share
@@ -73,6 +75,8 @@ enum tofutex_state_kind {
  *           WAITERS set, or NULL; under @lock, put when replaced, cleared
  *           or freed with the state; see owner.c
  * @owner_tid: the TID @owner was found by
+ * @releases: in a LOCK state only: kernel releases that found moved
+ *           waiters queued, under @lock; read by their poller (requeue.c)
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -89,6 +93,7 @@ struct tofutex_state {
 	struct list_head requeued;
 	struct pid *owner;
 	u32 owner_tid;
+	u32 releases;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -245,12 +250,20 @@ long tofutex_ioc_unlock(struct tofutex_table *table,
  *         TOFUTEX_IOC_REQUEUE moves the waiter onto a TO lock's state,
  *         written only then, under both states' locks (requeue.c)
  * @woken: a waker took the entry off its list and wakes @task
+ * @polled:        as the poller of moved waiters, it looked at the lock
+ *                 word before: @poll_word and @poll_releases hold what it
+ *                 saw (requeue.c; only the waiter itself touches them)
+ * @poll_word:     the lock word then
+ * @poll_releases: the lock state's @releases then
  */
 struct tofutex_word_waiter {
 	struct list_head node;
 	struct task_struct *task;
 	struct tofutex_state *state;
 	bool woken;
+	bool polled;
+	u32 poll_word;
+	u32 poll_releases;
 };
 
 struct task_struct *tofutex_waiter_take(struct tofutex_word_waiter *w);
@@ -284,10 +297,13 @@ void tofutex_wake_local_exit(void);
 void tofutex_wake_local(struct task_struct *wakee,
 			const struct tofutex_deadline *dl);
 
-/* requeue.c */
+/* requeue_call.c */
 
 long tofutex_ioc_requeue(struct tofutex_table *table,
 			 struct tofutex_requeue __user *argp);
+
+/* requeue.c */
+
 void tofutex_requeue_sleep(struct tofutex_word_waiter *w,
 			   const struct tofutex_deadline *dl);
 int tofutex_requeue_leave(struct tofutex_table *table,
@@ -334,6 +350,11 @@ enum tofutex_window {
 	TOFUTEX_WINDOW_UNLOCK_UNQUEUED = 1,
 	TOFUTEX_WINDOW_COMPETE = 2,
 	TOFUTEX_WINDOW_WAKE_BATCH = 3,
+	TOFUTEX_WINDOW_REQUEUE_STEP = 4,
+	TOFUTEX_WINDOW_REQUEUE_ARM = 5,
+	TOFUTEX_WINDOW_REQUEUE_RELEASE = 6,
+	TOFUTEX_WINDOW_REQUEUE_RESULT = 7,
+	TOFUTEX_WINDOW_SWAP_QUEUED = 8,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS

@@ -30,7 +30,10 @@
  *
  * TOFUTEX_IOC_REQUEUE may move a waiter from its word's list onto a TO
  * lock's state (requeue.c): @state in the waiter says which list holds it,
- * and tofutex_requeue_leave() takes it off whichever that is.
+ * and tofutex_requeue_leave() takes it off whichever that is. A moved
+ * waiter sleeps in tofutex_requeue_sleep(), which polls the lock's owner;
+ * so a SWAP moved before its first sleep wakes its wakee at once instead
+ * of handing it the CPU in a sleep that would not poll.
  *
  * Tasks are woken with no lock held, as futex's wake_q does: a wakee
  * that runs at once must not find the lock still held by its waker (in an
@@ -130,7 +133,8 @@ static int tofutex_wait_queue(struct tofutex_wait_call *wc)
 
 		if (!ret)
 			return cur == wc->val ? 0 : -EAGAIN;
-		ret = tofutex_word_fault_in(wc->uaddr, false);
+		ret = tofutex_word_fault_in_until(wc->uaddr, false,
+						  &wc->deadline);
 		if (ret)
 			return ret;
 	}
@@ -144,6 +148,16 @@ static int tofutex_wait_interrupted(struct tofutex_wait_call *wc)
 	if (tofutex_deadline_passed(&wc->deadline))
 		return -ETIMEDOUT;
 	return 0;
+}
+
+/* Wake SWAP's wakee now, if it is not woken yet. */
+static void tofutex_swap_wake_now(struct tofutex_wait_call *wc)
+{
+	if (!wc->wakee)
+		return;
+	wake_up_process(wc->wakee);
+	put_task_struct(wc->wakee);
+	wc->wakee = NULL;
 }
 
 /**
@@ -201,12 +215,18 @@ static int tofutex_wait_sleep(struct tofutex_wait_call *wc)
 		ret = tofutex_wait_interrupted(wc);
 		if (ret)
 			break;
-		/* A SWAP's wakee goes first, then a moved waiter polls. */
-		if (!wc->wakee && READ_ONCE(wc->waiter.state) != wc->state)
+		/*
+		 * A moved waiter polls from its first sleep on, also a SWAP
+		 * moved before it slept: its wakee is then woken at once,
+		 * since the CPU hand-off's sleep would not poll.
+		 */
+		if (READ_ONCE(wc->waiter.state) != wc->state) {
+			tofutex_swap_wake_now(wc);
 			tofutex_requeue_sleep(&wc->waiter, &wc->deadline);
-		else
+		} else {
 			tofutex_wake_local(wc->wakee, &wc->deadline);
-		wc->wakee = NULL;
+			wc->wakee = NULL;
+		}
 	}
 	__set_current_state(TASK_RUNNING);
 	return ret;
@@ -229,15 +249,14 @@ static int tofutex_wait_word(struct tofutex_wait_call *wc)
 	wc->waiter.state = wc->state;
 	ret = tofutex_wait_queue(wc);
 	if (!ret) {
+		if (wc->wakee)
+			tofutex_debug_window_now(TOFUTEX_WINDOW_SWAP_QUEUED,
+						 wc->uaddr);
 		ret = tofutex_wait_sleep(wc);
 		ret = tofutex_requeue_leave(wc->table, &wc->waiter, wc->state,
 					    ret);
 	}
-	if (wc->wakee) {
-		wake_up_process(wc->wakee);
-		put_task_struct(wc->wakee);
-		wc->wakee = NULL;
-	}
+	tofutex_swap_wake_now(wc);
 	return ret;
 }
 
@@ -462,6 +481,13 @@ static int tofutex_swap(struct tofutex_wait_call *wc, u32 __user *wake_uaddr,
 	/* A restart would repeat the wake half: only without one. */
 	if (ret == -ERESTARTSYS && *woken)
 		ret = -EINTR;
+	/*
+	 * The wait word was readable before the wake half; a fault now means
+	 * another thread unmapped it meanwhile. The wake happened: report a
+	 * spurious wake-up of the wait half, never a failure of the call.
+	 */
+	if (ret == -EFAULT && *woken)
+		ret = 0;
 	return ret;
 }
 
@@ -471,6 +497,8 @@ static int tofutex_swap(struct tofutex_wait_call *wc, u32 __user *wake_uaddr,
  * @argp:  user pointer to struct tofutex_swap
  *
  * @woken is written back on every return once the arguments are valid.
+ * -EFAULT comes only when nobody was woken: once the wake half happened,
+ * a failed write-back or a wait word unmapped meanwhile is not an error.
  *
  * Return: 0 when woken; -EAGAIN when the wait word did not hold the value
  * (the wake half happened all the same), -ETIMEDOUT, -ERESTARTSYS when
@@ -507,7 +535,8 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 	ret = tofutex_swap(&wc, wake_uaddr, &woken);
 	if (ret == -ETIMEDOUT)
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
-	if (put_user(woken, &argp->woken))
+	/* A wake that happened cannot be undone, nor repeated by a retry. */
+	if (put_user(woken, &argp->woken) && !woken)
 		return -EFAULT;
 	return ret;
 }

@@ -21,6 +21,11 @@
 #define WINDOW_UNLOCK_UNQUEUED	1
 #define WINDOW_COMPETE		2
 #define WINDOW_WAKE_BATCH	3
+#define WINDOW_REQUEUE_STEP	4
+#define WINDOW_REQUEUE_ARM	5
+#define WINDOW_REQUEUE_RELEASE	6
+#define WINDOW_REQUEUE_RESULT	7
+#define WINDOW_SWAP_QUEUED	8
 
 /* Write a parameter: 0 or the errno value of the write. */
 static inline int param_write(const char *name, unsigned long v)

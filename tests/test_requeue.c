@@ -16,6 +16,12 @@
  * - a process exiting, or closing its descriptor, with waiters moved
  *   leaves no kernel state behind.
  *
+ * A moved waiter also leaves when the lock stays free, unchanged, across
+ * two of its owner checks (nobody took it after a release). Tests that
+ * count returns per unlock leave the lock free for a moment between an
+ * unlock and the next lock: they space the checks at the longest interval
+ * (owner_checks_slow()), so that a moment never spans two of them.
+ *
  * The lock is the word protocol of tofutex(4) written with cmpxchg and raw
  * ioctls, so that these tests do not depend on the library's choices.
  * Every wait is bounded (TEST_WAIT_NS): a lost wake-up fails a test with
@@ -24,6 +30,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "params.h"
 
 #define WAITERS		TOFUTEX_WAITERS
 #define OWNER_DIED	TOFUTEX_OWNER_DIED
@@ -126,6 +133,22 @@ static int unlock_word(uint32_t *lock, uint32_t *woken)
 	if (woken)
 		*woken = a.woken;
 	return 0;
+}
+
+static unsigned long owner_check_saved;
+
+/* Unchecked fixture: owner checks at their longest interval. */
+static void owner_checks_slow(void)
+{
+	if (!param_read("owner_check_ns", &owner_check_saved))
+		owner_check_saved = 0;
+	param_write("owner_check_ns", 100 * NSEC_PER_MSEC);
+}
+
+static void owner_checks_restore(void)
+{
+	if (owner_check_saved)
+		param_write("owner_check_ns", owner_check_saved);
 }
 
 static void assert_no_live_states(void)
@@ -811,6 +834,8 @@ static Suite *requeue_suite(void)
 
 	tc = tcase_create("accounting");
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_add_unchecked_fixture(tc, owner_checks_slow,
+				    owner_checks_restore);
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_one_per_unlock, 0, NR_COUNTS);
 	tcase_add_loop_test(tc, test_broadcast, 0, NR_COUNTS);
@@ -829,6 +854,8 @@ static Suite *requeue_suite(void)
 
 	tc = tcase_create("moved-waiters");
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
+	tcase_add_unchecked_fixture(tc, owner_checks_slow,
+				    owner_checks_restore);
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_moved_deadline, 0, 2);
 	tcase_add_loop_test(tc, test_moved_signal, 0, 2);

@@ -211,6 +211,10 @@ struct tofutex_wake {
  * @woken:       out: 1 when a waiter on @wake_uaddr was woken
  * @pad:         must be 0
  * @reserved:    in: must be 0
+ *
+ * Never fails with EFAULT once a waiter was woken: a failed write-back of
+ * @woken is ignored, and a wait word unmapped meanwhile ends the wait as
+ * a spurious wake-up (0).
  */
 struct tofutex_swap {
 	__aligned_u64 wait_uaddr;
@@ -255,7 +259,10 @@ struct tofutex_swap {
  * Returns 0, or -1 with errno EAGAIN, EINVAL (also: both words the same,
  * or a word in use as the other kind), EFAULT, ENOMEM or EBADFD. @woken
  * and @requeued are written back also on failure once the arguments were
- * found valid: a fault on a word may come after some waiters were woken.
+ * found valid. The call fails only before it woke or moved anyone; once
+ * it did, it returns 0 (also when the write-back fails), and waiters it
+ * can no longer move are woken instead. It takes at most the waiters
+ * asleep on @uaddr when it starts.
  */
 struct tofutex_requeue {
 	__aligned_u64 uaddr;
