@@ -62,6 +62,7 @@
 #define TOFUTEX_FEAT_STATS	(1ULL << 4)
 #define TOFUTEX_FEAT_CLOCK_REALTIME	(1ULL << 5)
 #define TOFUTEX_FEAT_REQUEUE	(1ULL << 6)
+#define TOFUTEX_FEAT_NO_OWNER_POLL	(1ULL << 7)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -86,7 +87,16 @@ struct tofutex_version {
  * TOFUTEX_FEAT_CLOCK_REALTIME.
  */
 #define TOFUTEX_LOCK_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
+/*
+ * A sleeping waiter does not look at the owner every owner_check_ns: it
+ * wakes only for an unlock, a signal or its deadline, so that a lock whose
+ * owner exits holding it is never taken over (a non-robust mutex). An
+ * owner found dead before the sleep is still taken over. Needs
+ * TOFUTEX_FEAT_NO_OWNER_POLL.
+ */
+#define TOFUTEX_LOCK_NO_OWNER_POLL	(1U << 2)
+#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME | \
+				 TOFUTEX_LOCK_NO_OWNER_POLL)
 
 /*
  * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the

@@ -170,10 +170,9 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 	tofutex_mutex_t *t = tfx_mutex(m);
 
 	for (;;) {
-		if (err == TFX_AGAIN && abstime)
-			err = tofutex_mutex_clocklock(t, clockid, abstime);
-		else if (err == TFX_AGAIN)
-			err = tofutex_mutex_lock(t);
+		if (err == TFX_AGAIN)
+			err = tofutex__mutex_clocklock(t, clockid, abstime,
+						       false);
 		if (__builtin_expect(!err, 1))
 			return 0;
 		err = tfx_lock_result(m, type, err, clockid, abstime);
@@ -222,7 +221,7 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1))
 		err = tofutex__mutex_taken(t, 0);
 	else
-		err = tofutex__mutex_lock_rest(t, tid, word);
+		err = tofutex__mutex_lock_rest(t, tid, word, false);
 	if (__builtin_expect(!err, 1))
 		return 0;
 	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
@@ -286,6 +285,22 @@ static int tfx_unlock_any(pthread_mutex_t *m)
 	return tofutex__mutex_release(t, word, false);
 }
 
+/*
+ * An unlock of a word that holds glibc's 1 or 2 (glibc's own code locked
+ * it, lib/glibc.c): clear what glibc's lock wrote besides the word, as
+ * its unlock would, before the release. __owner must be 0 for glibc's
+ * next lock (it asserts so); glibc's RECURSIVE lock also counted a level
+ * in __count (our @state) and a user in __nusers (our depth).
+ */
+static void tfx_mutex_unglibc(pthread_mutex_t *m, int type)
+{
+	m->__data.__owner = 0;
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		m->__data.__nusers = 0;
+		__atomic_store_n(&tfx_mutex(m)->state, 0, __ATOMIC_RELAXED);
+	}
+}
+
 /* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
@@ -304,12 +319,27 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
 		return 0;
+	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
+		tfx_mutex_unglibc(m, type);
 	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
 		return tfx_unlock_any(m);
 	return err;
 }
+
+/*
+ * glibc's compat names of the same functions (the version script exports
+ * them at GLIBC_2.2.5): older binaries call these directly.
+ */
+#define TFX_COMPAT(name) \
+	extern __typeof(pthread_##name) __pthread_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+TFX_COMPAT(mutex_init);
+TFX_COMPAT(mutex_destroy);
+TFX_COMPAT(mutex_lock);
+TFX_COMPAT(mutex_trylock);
+TFX_COMPAT(mutex_unlock);
 
 int pthread_mutex_consistent(pthread_mutex_t *m)
 {

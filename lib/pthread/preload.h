@@ -31,7 +31,8 @@
  *
  * Layout of our condition variables (struct __pthread_cond_s):
  *   bytes 0-23   a tofutex_cond_t (glibc's __wseq, __g1_start, __g_refs,
- *                which only glibc's own wait would use)
+ *                which only glibc's own wait would use); bytes 4-27 when
+ *                the object is 4- but not 8-byte aligned (packed)
  *   __wrefs (36) read only: bit 0 process-shared, bit 1 CLOCK_MONOTONIC
  *                (pthread_condattr_setclock())
  * Again all zero after pthread_cond_init() or PTHREAD_COND_INITIALIZER.

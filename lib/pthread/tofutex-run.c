@@ -14,6 +14,7 @@
  * headers and, for an ELF executable without PT_INTERP, says so and runs
  * it anyway (its exit status is CMD's).
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +124,11 @@ int main(int argc, char **argv)
 	if (!path) {
 		fprintf(stderr, "%s: %s not found in %s (set TOFUTEX_RUN_LIBRARY)\n",
 			prog, TOFUTEX_RUN_SONAME, TOFUTEX_RUN_LIBDIR);
+		return 127;
+	}
+	/* Its constructor refuses a backend that cannot be had (start.c). */
+	if (!dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+		fprintf(stderr, "%s: %s\n", prog, dlerror());
 		return 127;
 	}
 	if (find_cmd(argv[1], cmd, sizeof(cmd)) && is_static_elf(cmd))
