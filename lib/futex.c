@@ -156,6 +156,13 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 				return (w & TOFUTEX_OWNER_DIED) ? EOWNERDEAD : 0;
 			continue;
 		}
+		if (tofutex__glibc_owner(w & TOFUTEX_TID_MASK)) {
+			err = tofutex__glibc_lock(word, tid, dl);
+			if (err != EAGAIN)
+				return err;
+			w = __atomic_load_n(word, __ATOMIC_RELAXED);
+			continue;
+		}
 		if (check_owner) {
 			check_owner = false;
 			err = tofutex__take_from_dead(word, tid, w,

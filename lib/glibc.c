@@ -20,9 +20,19 @@
  * libtofutex therefore
  *
  * - counts 1 and 2 as a live owner of this process, and waits for such a
- *   word the way glibc's lock does (tofutex__glibc_lock()), so that
- *   glibc's unlock wakes it; the module's LOCK, which would count such an
- *   owner as another process's, is not used for it;
+ *   word the way glibc's lock does (tofutex__glibc_lock()): it marks it 2
+ *   and sleeps on it with FUTEX_WAIT, so that glibc's unlock, which
+ *   wakes only when the old value as an int is above 1 (a word with
+ *   WAITERS, the sign bit, is not), wakes it; never writing over one of
+ *   our TIDs, it goes back to its own path when one of ours holds the
+ *   word. The module's LOCK, which would count such an owner as another
+ *   process's, is not used for it. Once it has the word it puts its own
+ *   TID back, with WAITERS (tofutex__glibc_adopt()), so that the owner
+ *   is known again and its unlock wakes whoever sleeps; on the module
+ *   that unlock then wakes a futex sleeper of glibc's too;
+ * - before glibc's code releases a word one of ours holds (glibc's wait
+ *   on a process-shared condition variable), makes it 2
+ *   (tofutex__glibc_handover()), so that glibc's unlock wakes a sleeper;
  * - releases a word it holds that says 1 or 2 the way glibc does, waking
  *   a glibc sleeper with FUTEX_WAKE and, on the module, a sleeper of the
  *   module with TOFUTEX_IOC_UNLOCK, since glibc's lock erased the WAITERS
@@ -52,21 +62,64 @@ bool tofutex__glibc_has_run(void)
 	return __atomic_load_n(&tofutex_glibc_seen, __ATOMIC_RELAXED);
 }
 
-int tofutex__glibc_lock(uint32_t *word, const struct tofutex__deadline *dl)
+void tofutex__glibc_adopt(uint32_t *word, uint32_t tid)
 {
-	int saved_errno = errno, err;
+	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	while (tid && tofutex__glibc_owner(w & TOFUTEX_TID_MASK) &&
+	       !__atomic_compare_exchange_n(word, &w, tid | TOFUTEX_WAITERS,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
+			const struct tofutex__deadline *dl)
+{
+	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+	int saved_errno = errno, err = 0;
 
 	tofutex__glibc_ran();
-	while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0) {
+	for (;;) {
+		if (!(w & TOFUTEX_TID_MASK)) {
+			/* Free: take it as glibc's contended lock does. */
+			if (__atomic_compare_exchange_n(word, &w, 2, false,
+							__ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				break;
+			continue;
+		}
+		/* One of ours holds it now: the caller's own path. */
+		if (!tofutex__glibc_owner(w & TOFUTEX_TID_MASK)) {
+			err = EAGAIN;
+			break;
+		}
+		/* 2, glibc's "with waiters", so that its unlock wakes. */
+		if (w != 2 && !__atomic_compare_exchange_n(word, &w, 2, false,
+							    __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED))
+			continue;
 		/* A raw futex wait on either backend: glibc wakes with futex. */
 		err = tofutex__futex_wait(word, 2, dl, 0);
-		if (err == ETIMEDOUT) {
-			errno = saved_errno;
-			return ETIMEDOUT;
-		}
+		if (err == ETIMEDOUT && tofutex__deadline_passed(dl))
+			break;
+		err = 0;
+		w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	}
 	errno = saved_errno;
-	return 0;
+	if (!err)
+		tofutex__glibc_adopt(word, tid);
+	return err;
+}
+
+void tofutex__glibc_handover(uint32_t *word)
+{
+	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	tofutex__glibc_ran();
+	while (!__atomic_compare_exchange_n(word, &w, 2, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 int tofutex__glibc_release(uint32_t *word)

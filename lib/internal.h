@@ -260,9 +260,24 @@ static inline bool tofutex__glibc_owner(uint32_t owner)
 {
 	return owner == 1 || owner == 2;
 }
-/* glibc.c: take @word as glibc's lock does; 0 or ETIMEDOUT at @dl. */
-TOFUTEX_HIDDEN int tofutex__glibc_lock(uint32_t *word,
+/*
+ * glibc.c: take @word, held by glibc's code, as glibc's lock does, then
+ * adopt it as @tid; 0, ETIMEDOUT at @dl, or EAGAIN when one of ours holds
+ * it now (then lock it the ordinary way).
+ */
+TOFUTEX_HIDDEN int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
 				       const struct tofutex__deadline *dl);
+/*
+ * glibc.c: @word, held by the caller @tid, may hold glibc's 1 or 2: make
+ * it @tid with WAITERS (one attempt; a glibc locker that just wrote 2
+ * keeps it so, and the unlock then releases it as glibc's).
+ */
+TOFUTEX_HIDDEN void tofutex__glibc_adopt(uint32_t *word, uint32_t tid);
+/*
+ * glibc.c: @word, held by the caller, is about to be released by glibc's
+ * code: make it 2, which glibc's unlock wakes a sleeper for.
+ */
+TOFUTEX_HIDDEN void tofutex__glibc_handover(uint32_t *word);
 /* glibc.c: release a held @word as glibc does, and wake either kind. */
 TOFUTEX_HIDDEN int tofutex__glibc_release(uint32_t *word);
 /*

@@ -101,7 +101,7 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
 		    tofutex__glibc_owner(__atomic_load_n(&m->word,
 							 __ATOMIC_RELAXED) &
 					 TOFUTEX_TID_MASK))
-			return tofutex__glibc_lock(&m->word, dl);
+			return EAGAIN;
 	} while (err == EINTR);
 	if (err)
 		return err;
@@ -188,6 +188,7 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 {
 	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
+	int err;
 
 	if (tofutex__on_futex()) {
 		word = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
@@ -208,7 +209,11 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 	 */
 	if (!own)
 		__atomic_fetch_and(&m->word, TOFUTEX_WAITERS, __ATOMIC_RELEASE);
-	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+	err = tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+	/* glibc's own code may sleep on the word too (glibc.c). */
+	if (tofutex__glibc_has_run())
+		tofutex__futex_wake(&m->word, 1);
+	return err;
 }
 
 /*
@@ -226,12 +231,16 @@ static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 		start = tofutex_now_ns();
 	if (tofutex__on_futex())
 		err = tofutex__futex_lock(&m->word, tid, dl, robust);
-	else if (tofutex__glibc_owner(__atomic_load_n(&m->word,
-						      __ATOMIC_RELAXED) &
-				      TOFUTEX_TID_MASK))
-		err = tofutex__glibc_lock(&m->word, dl);
 	else
-		err = tofutex_mutex_lock_kernel(m, dl, robust);
+		do {
+			/* EAGAIN: glibc's code, then one of ours, holds it. */
+			if (tofutex__glibc_owner(__atomic_load_n(&m->word,
+							__ATOMIC_RELAXED) &
+						 TOFUTEX_TID_MASK))
+				err = tofutex__glibc_lock(&m->word, tid, dl);
+			else
+				err = tofutex_mutex_lock_kernel(m, dl, robust);
+		} while (err == EAGAIN);
 	if (start && (!err || err == EOWNERDEAD))
 		tofutex__spin_learn(tofutex_now_ns() - start);
 	return err;

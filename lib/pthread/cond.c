@@ -129,14 +129,16 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
  * processes that do not run the preload), also when the mutex is ours:
  * glibc's wait then unlocks and relocks our mutex with its own internal
  * functions, which libtofutex's lock and unlock interoperate with
- * (lib/glibc.c). Before the wait, the fields glibc's code checks of an
- * ERRORCHECK or RECURSIVE mutex are set as it would have them: __owner
- * the caller's TID, and for RECURSIVE one level in __count (our @state,
- * which no other thread reads while the caller holds the mutex; glibc's
- * unlock sets it back to 0 before it releases) with our depth kept aside.
+ * (lib/glibc.c). Before the wait, the fields glibc's code checks are set
+ * as it would have them: the word 2, so that its unlock wakes a sleeper;
+ * __owner the caller's TID for ERRORCHECK and RECURSIVE (mutex.c keeps
+ * it so), and for RECURSIVE one level in __count (our @state, which no
+ * other thread reads while the caller holds the mutex; glibc's unlock
+ * sets it back to 0 before it releases) with our depth kept aside.
  * After the wait, or in its cancellation, ours are put back: __owner 0
- * (glibc's relock sets it for every type, and glibc's lock of a DEFAULT
- * mutex asserts that it is 0), @state 0, the depth.
+ * for the other types (glibc's relock sets it for every type, and
+ * glibc's lock of a DEFAULT mutex asserts that it is 0), @state 0, the
+ * depth, and the caller's TID in the word, which glibc's relock left 2.
  */
 struct tfx_glibc_wait {
 	pthread_mutex_t *m;
@@ -148,8 +150,11 @@ static void tfx_glibc_wait_done(void *arg)
 {
 	const struct tfx_glibc_wait *g = arg;
 
-	/* glibc's relock sets it for every type; ours have 0. */
-	g->m->__data.__owner = 0;
+	/* glibc's relock sets it for every type; NORMAL ones of ours keep 0. */
+	if (g->type != PTHREAD_MUTEX_ERRORCHECK &&
+	    g->type != PTHREAD_MUTEX_RECURSIVE)
+		g->m->__data.__owner = 0;
+	tofutex__glibc_adopt(&tfx_mutex(g->m)->word, (uint32_t)tofutex__tid());
 	if (g->type == PTHREAD_MUTEX_RECURSIVE) {
 		__atomic_store_n(&tfx_mutex(g->m)->state, 0, __ATOMIC_RELAXED);
 		g->m->__data.__nusers = g->depth;
@@ -168,15 +173,14 @@ static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
 		if (type == PTHREAD_MUTEX_ERRORCHECK ||
 		    type == PTHREAD_MUTEX_RECURSIVE)
 			return EPERM;
-	} else if (type == PTHREAD_MUTEX_ERRORCHECK ||
-		   type == PTHREAD_MUTEX_RECURSIVE) {
-		m->__data.__owner = (int)tofutex__tid();
+	} else {
 		if (type == PTHREAD_MUTEX_RECURSIVE) {
 			g.depth = m->__data.__nusers;
 			m->__data.__nusers = 0;
 			__atomic_store_n(&tfx_mutex(m)->state, 1,
 					 __ATOMIC_RELAXED);
 		}
+		tofutex__glibc_handover(&tfx_mutex(m)->word);
 	}
 	tofutex__glibc_ran();
 	pthread_cleanup_push(tfx_glibc_wait_done, &g);

@@ -52,12 +52,36 @@ int tfx_mutex_type(const pthread_mutex_t *m)
 	return kind;
 }
 
+/*
+ * ERRORCHECK and RECURSIVE also keep their owner's TID in __owner, as
+ * glibc does (glibc's own code checks it, lib/glibc.c): while one of them
+ * is held, glibc's code waiting for it may have written its 2 over the
+ * owner's TID in the word, and the owner must still know itself.
+ */
+static inline bool tfx_owner_kept(int type)
+{
+	return type == PTHREAD_MUTEX_ERRORCHECK ||
+	       type == PTHREAD_MUTEX_RECURSIVE;
+}
+
 bool tfx_mutex_mine(pthread_mutex_t *m)
 {
 	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
+	uint32_t tid = (uint32_t)tofutex__tid();
 
-	return tofutex__is_self(word & TOFUTEX_TID_MASK,
-				(uint32_t)tofutex__tid());
+	return tofutex__is_self(word & TOFUTEX_TID_MASK, tid) ||
+	       (tfx_owner_kept(tfx_mutex_type(m)) &&
+		(uint32_t)__atomic_load_n(&m->__data.__owner,
+					  __ATOMIC_RELAXED) == tid);
+}
+
+/* The caller @tid took @m of @type. */
+static inline int tfx_locked(pthread_mutex_t *m, int type, uint32_t tid)
+{
+	if (tfx_owner_kept(type))
+		__atomic_store_n(&m->__data.__owner, (int)tid,
+				 __ATOMIC_RELAXED);
+	return 0;
 }
 
 static bool tfx_mutex_stalled(pthread_mutex_t *m)
@@ -170,11 +194,13 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 	tofutex_mutex_t *t = tfx_mutex(m);
 
 	for (;;) {
-		if (err == TFX_AGAIN)
+		if (err == TFX_AGAIN && tfx_owner_kept(type) && tfx_mutex_mine(m))
+			err = EDEADLK;
+		else if (err == TFX_AGAIN)
 			err = tofutex__mutex_clocklock(t, clockid, abstime,
 						       false);
 		if (__builtin_expect(!err, 1))
-			return 0;
+			return tfx_locked(m, type, (uint32_t)tofutex__tid());
 		err = tfx_lock_result(m, type, err, clockid, abstime);
 		if (err != TFX_AGAIN)
 			return err;
@@ -220,10 +246,12 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1))
 		err = tofutex__mutex_taken(t, 0);
+	else if (tfx_owner_kept(type) && tfx_mutex_mine(m))
+		err = EDEADLK;
 	else
 		err = tofutex__mutex_lock_rest(t, tid, word, false);
 	if (__builtin_expect(!err, 1))
-		return 0;
+		return tfx_locked(m, type, tid);
 	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
 }
 
@@ -256,7 +284,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	err = tofutex_mutex_trylock(tfx_mutex(m));
 	switch (err) {
 	case 0:
-		return 0;
+		return tfx_locked(m, type, (uint32_t)tofutex__tid());
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))
 			return tfx_mutex_recurse(m);
@@ -286,19 +314,14 @@ static int tfx_unlock_any(pthread_mutex_t *m)
 }
 
 /*
- * An unlock of a word that holds glibc's 1 or 2 (glibc's own code locked
- * it, lib/glibc.c): clear what glibc's lock wrote besides the word, as
- * its unlock would, before the release. __owner must be 0 for glibc's
- * next lock (it asserts so); glibc's RECURSIVE lock also counted a level
- * in __count (our @state) and a user in __nusers (our depth).
+ * An unlock of a NORMAL, DEFAULT or ADAPTIVE_NP word that holds glibc's
+ * 1 or 2 (glibc's own code locked it, lib/glibc.c): clear what glibc's
+ * lock wrote besides the word, as its unlock would, before the release:
+ * __owner must be 0 for glibc's next lock, which asserts so.
  */
-static void tfx_mutex_unglibc(pthread_mutex_t *m, int type)
+static void tfx_mutex_unglibc(pthread_mutex_t *m)
 {
-	m->__data.__owner = 0;
-	if (type == PTHREAD_MUTEX_RECURSIVE) {
-		m->__data.__nusers = 0;
-		__atomic_store_n(&tfx_mutex(m)->state, 0, __ATOMIC_RELAXED);
-	}
+	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
 }
 
 /* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
@@ -311,16 +334,21 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 	if (type < 0)
 		return tfx_glibc()->mutex_unlock(m);
-	if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers &&
-	    tfx_mutex_mine(m)) {
-		m->__data.__nusers--;
-		return 0;
+	if (tfx_owner_kept(type)) {
+		if (!tfx_mutex_mine(m))
+			return EPERM;
+		if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers) {
+			m->__data.__nusers--;
+			return 0;
+		}
+		/* 0 before the release: glibc's lock asserts it. */
+		__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
 	}
 	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
 		return 0;
 	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
-		tfx_mutex_unglibc(m, type);
+		tfx_mutex_unglibc(m);
 	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
