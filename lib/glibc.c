@@ -32,7 +32,8 @@
  *   that unlock then wakes a futex sleeper of glibc's too;
  * - before glibc's code releases a word one of ours holds (glibc's wait
  *   on a process-shared condition variable), makes it 2
- *   (tofutex__glibc_handover()), so that glibc's unlock wakes a sleeper;
+ *   (tofutex__glibc_handover()), so that glibc's unlock wakes a sleeper,
+ *   and wakes the module's sleepers, which then wait on the futex;
  * - releases a word it holds that says 1 or 2 the way glibc does, waking
  *   a glibc sleeper with FUTEX_WAKE and, on the module, a sleeper of the
  *   module with TOFUTEX_IOC_UNLOCK, since glibc's lock erased the WAITERS
@@ -114,12 +115,20 @@ int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
 
 void tofutex__glibc_handover(uint32_t *word)
 {
+	struct tofutex_unlock arg = { .uaddr = (uintptr_t)word };
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
 	tofutex__glibc_ran();
 	while (!__atomic_compare_exchange_n(word, &w, 2, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+	/*
+	 * Sleepers in the module would sleep through glibc's unlock: wake
+	 * them now (the word no longer holds our TID, so the module only
+	 * wakes); they find glibc's 2 and wait for it on the futex.
+	 */
+	if ((w & TOFUTEX_WAITERS) && !tofutex__on_futex())
+		tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
 }
 
 int tofutex__glibc_release(uint32_t *word)

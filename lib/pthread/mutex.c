@@ -20,11 +20,16 @@
  *   destroy while held    EBUSY
  *   consistent            EINVAL (none of these is robust)
  *
+ * A blocked locker sleeps until the unlock wakes it: libtofutex is asked
+ * for a non-robust lock (tofutex__mutex_clocklock(), robust false), whose
+ * waiters do not wake periodically to look for the owner's death.
+ *
  * An owner that exits holding the lock: these mutexes are not robust, so
  * the lock stays held by nobody ("stalled", POSIX's PTHREAD_MUTEX_STALLED
  * and glibc's behaviour): lock blocks, timed lock times out, trylock
- * fails with EBUSY. libtofutex notices the dead owner and hands the next
- * locker the word with EOWNERDEAD; we unlock it without making it
+ * fails with EBUSY. libtofutex notices the dead owner when a locker
+ * begins to wait (a waiter already asleep sleeps on, as glibc's) and
+ * hands that locker the word with EOWNERDEAD; we unlock it without making it
  * consistent, which leaves it not recoverable (@state, preload.h) and
  * every later locker told so; that is the stall. A NORMAL unlock clears
  * it, as glibc's releases a dead owner's lock. In the child of fork(), a
