@@ -14,10 +14,12 @@
  *           between tries (its lock that woke from the sleep owns 2)
  *   unlock  exchange in 0; FUTEX_WAKE one if the old value was above 1
  *
- * So a word whose TID bits are 1 or 2 is held by glibc's code (no TID is
- * 1 or 2 outside a PID namespace whose init is the program itself), and a
- * word glibc's code locked over ours says 2, without our TID or WAITERS.
- * libtofutex therefore
+ * So a word whose TID bits are 1 or 2 is held by glibc's code, and a word
+ * glibc's code locked over ours says 2, without our TID or WAITERS. That
+ * reading holds only for the preload's words, which enables it
+ * (tofutex__glibc_words_enable()), and only where no thread of the
+ * process has TID 1 or 2: not in the main process of a PID namespace
+ * (pid 1 or 2, a container's), where it stays off. libtofutex then
  *
  * - counts 1 and 2 as a live owner of this process, and waits for such a
  *   word the way glibc's lock does (tofutex__glibc_lock()): it marks it 2
@@ -48,9 +50,22 @@
  * What is lost while glibc's value is in the word is the owner's identity:
  * an error-checking unlock cannot tell the owner from another thread then.
  */
+#include <unistd.h>
+
 #include "internal.h"
 
+bool tofutex__glibc_words;
 static bool tofutex_glibc_seen;
+
+void tofutex__glibc_words_enable(void)
+{
+	/*
+	 * Process 1 or 2 of a PID namespace (a container's main process)
+	 * has threads with TIDs 1 and 2 of its own: not glibc's values.
+	 */
+	if (getpid() > 2)
+		__atomic_store_n(&tofutex__glibc_words, true, __ATOMIC_RELAXED);
+}
 
 void tofutex__glibc_ran(void)
 {

@@ -253,12 +253,21 @@ TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
 					    bool robust);
 
 /*
- * glibc.c: a lock word glibc's own mutex code used. Is the owner @owner
- * (a word's TID bits) glibc's code, which writes 1 or 2?
+ * glibc.c: lock words glibc's own mutex code may use, the pthread
+ * preload's (tofutex__glibc_words_enable()); false for libtofutex's own
+ * users, whose words hold TIDs only.
+ */
+extern bool tofutex__glibc_words TOFUTEX_HIDDEN;
+TOFUTEX_HIDDEN void tofutex__glibc_words_enable(void);
+
+/*
+ * glibc.c: is the owner @owner (a word's TID bits) glibc's code, which
+ * writes 1 or 2?
  */
 static inline bool tofutex__glibc_owner(uint32_t owner)
 {
-	return owner == 1 || owner == 2;
+	return (owner == 1 || owner == 2) &&
+	       __atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED);
 }
 /*
  * glibc.c: take @word, held by glibc's code, as glibc's lock does, then

@@ -44,6 +44,8 @@ __attribute__((constructor)) static void tfx_start(void)
 		tofutex__env_quiet();
 	else
 		tofutex__spin_budget();
+	/* glibc's own code may use our mutexes' words (lib/glibc.c). */
+	tofutex__glibc_words_enable();
 	err = tofutex__backend_refused();
 
 	if (!err)
