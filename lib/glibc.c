@@ -34,21 +34,27 @@
  *   that unlock then wakes a futex sleeper of glibc's too;
  * - before glibc's code releases a word one of ours holds (glibc's wait
  *   on a process-shared condition variable), makes it 2
- *   (tofutex__glibc_handover()), so that glibc's unlock wakes a sleeper,
- *   and wakes the module's sleepers, which then wait on the futex;
+ *   (tofutex__glibc_handover()), so that glibc's unlock wakes a sleeper;
  * - releases a word it holds that says 1 or 2 the way glibc does, waking
  *   a glibc sleeper with FUTEX_WAKE and, on the module, a sleeper of the
  *   module with TOFUTEX_IOC_UNLOCK, since glibc's lock erased the WAITERS
  *   bit that would have told (tofutex__glibc_release()): its unlock wakes
  *   whenever the word holds anything but its own TID alone;
- * - remembers, once it has seen glibc's code on a word, that glibc's
- *   unlock (which wakes only futex sleepers) may leave a module sleeper
- *   asleep: from then on every waiter in the module checks its owner
- *   every owner_check_ns (no TOFUTEX_LOCK_NO_OWNER_POLL), which ends such
- *   a sleep when the word is free.
+ * - remembers, once it has seen glibc's code on a word (or a
+ *   process-shared condition variable, whose glibc wait may come to use
+ *   one, lib/pthread/cond.c), that glibc's unlock wakes only futex
+ *   sleepers: from then on, on the module backend too, the preload's
+ *   contended locks wait with futex(2) (futex.c), and every release of
+ *   one of its words in the module also wakes a futex sleeper (mutex.c).
+ *   A thread already asleep in the module is woken by our releases
+ *   (TOFUTEX_IOC_UNLOCK, also for a word glibc's code marked), but not by
+ *   glibc's: only glibc's wait on a process-shared condition variable
+ *   releases a word one of ours held, and the first sight of such a
+ *   condition variable comes before.
  *
- * What is lost while glibc's value is in the word is the owner's identity:
- * an error-checking unlock cannot tell the owner from another thread then.
+ * What is lost while glibc's value is in the word is the owner's identity;
+ * the preload keeps it for ERRORCHECK and RECURSIVE mutexes where glibc
+ * does, in __owner (lib/pthread/mutex.c).
  */
 #include <unistd.h>
 
@@ -130,20 +136,12 @@ int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
 
 void tofutex__glibc_handover(uint32_t *word)
 {
-	struct tofutex_unlock arg = { .uaddr = (uintptr_t)word };
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
 	tofutex__glibc_ran();
 	while (!__atomic_compare_exchange_n(word, &w, 2, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
-	/*
-	 * Sleepers in the module would sleep through glibc's unlock: wake
-	 * them now (the word no longer holds our TID, so the module only
-	 * wakes); they find glibc's 2 and wait for it on the futex.
-	 */
-	if ((w & TOFUTEX_WAITERS) && !tofutex__on_futex())
-		tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
 }
 
 int tofutex__glibc_release(uint32_t *word)

@@ -85,8 +85,7 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
 		sliced = tofutex__module_deadline(dl, TOFUTEX_LOCK_DEADLINE,
 						  TOFUTEX_LOCK_CLOCK_REALTIME,
 						  &flags, &ns);
-		if (!robust && tofutex__has(TOFUTEX_FEAT_NO_OWNER_POLL) &&
-		    !tofutex__glibc_has_run())
+		if (!robust && tofutex__has(TOFUTEX_FEAT_NO_OWNER_POLL))
 			flags |= TOFUTEX_LOCK_NO_OWNER_POLL;
 		arg = (struct tofutex_lock) {
 			.uaddr = (uintptr_t)&m->word,
@@ -229,7 +228,12 @@ static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 
 	if (tofutex__spin_auto())
 		start = tofutex_now_ns();
-	if (tofutex__on_futex())
+	/*
+	 * Once glibc's own code has used the preload's words, its unlock
+	 * must be able to wake our waiters: they wait with futex(2) too
+	 * (glibc.c).
+	 */
+	if (tofutex__on_futex() || (!robust && tofutex__glibc_has_run()))
 		err = tofutex__futex_lock(&m->word, tid, dl, robust);
 	else
 		do {

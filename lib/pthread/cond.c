@@ -195,7 +195,12 @@ static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
 int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
 	/* glibc validates @attr, zeroes the object and sets __wrefs. */
-	return tfx_glibc()->cond_init(c, attr);
+	int err = tfx_glibc()->cond_init(c, attr);
+
+	/* glibc's wait may run on our mutexes from now on (lib/glibc.c). */
+	if (!err && !tfx_cond_ours(c))
+		tofutex__glibc_ran();
+	return err;
 }
 
 int pthread_cond_destroy(pthread_cond_t *c)
@@ -247,14 +252,18 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 
 int pthread_cond_signal(pthread_cond_t *c)
 {
-	if (!tfx_cond_ours(c))
+	if (!tfx_cond_ours(c)) {
+		tofutex__glibc_ran();
 		return tfx_glibc()->cond_signal(c);
+	}
 	return tofutex_cond_signal(tfx_cond(c));
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
-	if (!tfx_cond_ours(c))
+	if (!tfx_cond_ours(c)) {
+		tofutex__glibc_ran();
 		return tfx_glibc()->cond_broadcast(c);
+	}
 	return tofutex_cond_broadcast(tfx_cond(c));
 }

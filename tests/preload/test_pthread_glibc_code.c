@@ -7,7 +7,8 @@
  *   compat    glibc's __pthread_mutex_* at GLIBC_2.2.5, which older
  *             binaries call: the preload exports them, so they are ours
  *   dlsym     pthread_mutex_lock() taken with dlsym() from a
- *             dlopen("libpthread.so.0") handle: glibc's
+ *             dlopen("libpthread.so.0") handle (or libc.so.6's, where
+ *             the stub is not installed): glibc's
  *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
  *             its calls are glibc's
  *   pshared   a PTHREAD_PROCESS_SHARED condition variable waited on with
@@ -89,7 +90,10 @@ static struct way way_get(int w)
 					    "GLIBC_2.2.5");
 		break;
 	case W_DLSYM:
+		/* libpthread.so.0 is a stub of libc.so.6's; either will do. */
 		h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
 		ck_assert_msg(h, "%s", dlerror());
 		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
 		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
