@@ -182,7 +182,7 @@ enum bad_word {
 	BAD_RO_SELF_WAITERS,	/* read-only, own TID | WAITERS (UNLOCK) */
 	BAD_FLAGS_BIT0,
 	BAD_FLAGS_BIT1,
-	BAD_FLAGS_BIT2,
+	BAD_FLAGS_BIT3,
 	BAD_FLAGS_BIT31,
 	BAD_RESERVED,
 	BAD_NR
@@ -208,7 +208,7 @@ static const struct {
 	{ OP_LOCK,   BAD_RO_LIVE_OWNER,	  "read-only, live owner",	EFAULT },
 	{ OP_LOCK,   BAD_RO_DEAD_OWNER,	  "read-only, dead owner",	EFAULT },
 	{ OP_LOCK,   BAD_FLAGS_BIT1,	  "CLOCK_REALTIME, no DEADLINE",	EINVAL },
-	{ OP_LOCK,   BAD_FLAGS_BIT2,	  "flags bit 2",		EINVAL },
+	{ OP_LOCK,   BAD_FLAGS_BIT3,	  "flags bit 3",		EINVAL },
 	{ OP_LOCK,   BAD_FLAGS_BIT31,	  "flags bit 31",		EINVAL },
 	{ OP_LOCK,   BAD_RESERVED,	  "reserved != 0",		EINVAL },
 	{ OP_UNLOCK, BAD_NULL,		  "NULL",			EFAULT },
@@ -293,8 +293,8 @@ static void bad_setup(struct bad_input *b, enum bad_word which)
 		b->flags_extra = TOFUTEX_LOCK_CLOCK_REALTIME;
 		b->no_deadline = true;
 		break;
-	case BAD_FLAGS_BIT2:
-		b->flags_extra = 1U << 2;
+	case BAD_FLAGS_BIT3:
+		b->flags_extra = 1U << 3;
 		break;
 	case BAD_FLAGS_BIT31:
 		b->flags_extra = 1U << 31;
