@@ -44,8 +44,10 @@
  *   process-shared condition variable, whose glibc wait may come to use
  *   one, lib/pthread/cond.c), that glibc's unlock wakes only futex
  *   sleepers: from then on, on the module backend too, the preload's
- *   contended locks wait with futex(2) (futex.c), and every release of
- *   one of its words in the module also wakes a futex sleeper (mutex.c).
+ *   contended locks wait with futex(2) (futex.c), and a contended
+ *   release is tofutex__glibc_release() (mutex.c): glibc's code may write
+ *   its 2 over the word at any moment, and the module's UNLOCK would
+ *   leave a word that does not hold the caller's TID alone.
  *   A thread already asleep in the module is woken by our releases
  *   (TOFUTEX_IOC_UNLOCK, also for a word glibc's code marked), but not by
  *   glibc's: only glibc's wait on a process-shared condition variable

@@ -187,14 +187,22 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 {
 	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
-	int err;
 
 	if (tofutex__on_futex()) {
 		word = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
-		if (word & TOFUTEX_WAITERS)
+		/* glibc's code may have written its 2 over ours (glibc.c). */
+		if ((word & TOFUTEX_WAITERS) ||
+		    tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
 			tofutex__futex_wake(&m->word, 1);
 		return 0;
 	}
+	/*
+	 * Once glibc's code has used the preload's words, it may write 2
+	 * over ours at any moment, and the module would leave such a word
+	 * alone: release it in user space and wake either kind of sleeper.
+	 */
+	if (tofutex__glibc_has_run())
+		return tofutex__glibc_release(&m->word);
 	while (!(word & TOFUTEX_WAITERS)) {
 		if (__atomic_compare_exchange_n(&m->word, &word, 0, false,
 						__ATOMIC_RELEASE,
@@ -208,11 +216,7 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 	 */
 	if (!own)
 		__atomic_fetch_and(&m->word, TOFUTEX_WAITERS, __ATOMIC_RELEASE);
-	err = tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
-	/* glibc's own code may sleep on the word too (glibc.c). */
-	if (tofutex__glibc_has_run())
-		tofutex__futex_wake(&m->word, 1);
-	return err;
+	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
 }
 
 /*
