@@ -80,6 +80,10 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=build/tests/%)
 # linker), with Check and libtofutex (for its statistics) linked in.
 PRELOAD_TEST_SRCS := $(wildcard tests/preload/test_*.c)
 PRELOAD_TEST_BINS := $(PRELOAD_TEST_SRCS:tests/preload/%.c=build/tests/preload/%)
+# tests/preload/plugin_*.c: shared objects those programs dlopen() from
+# their own directory (plugin_NAME.c: libtfx-plugin-NAME.so).
+PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
+PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
 
@@ -131,7 +135,7 @@ module: deps-build
 
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
-test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) build/tests/programs/tofutex-stats
+test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) build/tests/programs/tofutex-stats
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run
@@ -203,6 +207,10 @@ build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
+
+build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
 
 # The real programs' guest helper (tests/programs/run.sh).
 build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-user

@@ -8,10 +8,12 @@
  * cannot be woken by the other, so the choice is made once per process,
  * on the first call that needs it, and every thread keeps it:
  *
- * - TOFUTEX_BACKEND=futex in the environment: futex(2);
+ * - TOFUTEX_BACKEND=futex in the environment (env.c): futex(2);
  * - TOFUTEX_BACKEND=module: the module, even when it is missing (calls
- *   that need it then fail with the error of opening it, e.g. ENOENT);
- * - otherwise (unset, "auto" or anything else): the module when
+ *   that need it then fail with the error of opening it, e.g. ENOENT;
+ *   tofutex__backend_refused() tells a caller that must not start so,
+ *   the pthread preload);
+ * - otherwise (unset, "auto", or not valid): the module when
  *   /dev/tofutex opens and TOFUTEX_IOC_VERSION reports ABI version
  *   TOFUTEX_ABI_VERSION with LOCK, WAITWAKE and SWAP, else futex(2).
  *   REQUEUE and CLOCK_REALTIME are used when offered and replaced by
@@ -22,7 +24,6 @@
  * chooses again (fork.c), since its parent's module may since have gone
  * or arrived, and it opens its own descriptor anyway.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -34,36 +35,47 @@ uint64_t tofutex__features;
 	(TOFUTEX_FEAT_VERSION | TOFUTEX_FEAT_LOCK | TOFUTEX_FEAT_WAITWAKE | \
 	 TOFUTEX_FEAT_SWAP)
 
-/* The module's features when it is usable, else 0. */
-static uint64_t tofutex_probe_module(void)
+/*
+ * The module's features when it is usable, else 0 with *@err saying why
+ * (the error of opening the device or of the ioctl; EPROTONOSUPPORT for a
+ * module of another ABI or without an operation the library needs).
+ */
+static uint64_t tofutex_probe_module(int *err)
 {
 	struct tofutex_version arg;
 
 	memset(&arg, 0, sizeof(arg));
-	if (tofutex__ioctl(TOFUTEX_IOC_VERSION, &arg, NULL))
+	*err = tofutex__ioctl(TOFUTEX_IOC_VERSION, &arg, NULL);
+	if (*err)
 		return 0;
 	if (arg.abi_version != TOFUTEX_ABI_VERSION ||
-	    (arg.features & TOFUTEX_FEAT_NEEDED) != TOFUTEX_FEAT_NEEDED)
+	    (arg.features & TOFUTEX_FEAT_NEEDED) != TOFUTEX_FEAT_NEEDED) {
+		*err = EPROTONOSUPPORT;
 		return 0;
+	}
 	return arg.features;
+}
+
+int tofutex__backend_refused(void)
+{
+	int err = 0;
+
+	if (tofutex__env_backend() != TOFUTEX_BACKEND_MODULE)
+		return 0;
+	tofutex_probe_module(&err);
+	return err;
 }
 
 int tofutex__backend_slow(void)
 {
-	const char *env = getenv("TOFUTEX_BACKEND");
-	int choice, expected = 0;
+	int choice = tofutex__env_backend(), expected = 0, err;
 	uint64_t features = 0;
 
-	if (env && !strcmp(env, "futex")) {
-		choice = TOFUTEX_BACKEND_FUTEX;
-	} else if (env && !strcmp(env, "module")) {
-		choice = TOFUTEX_BACKEND_MODULE;
-		features = tofutex_probe_module();
-	} else {
-		features = tofutex_probe_module();
+	if (choice != TOFUTEX_BACKEND_FUTEX)
+		features = tofutex_probe_module(&err);
+	if (!choice)
 		choice = features ? TOFUTEX_BACKEND_MODULE :
 				    TOFUTEX_BACKEND_FUTEX;
-	}
 
 	/*
 	 * The features are published before the choice, so that a thread

@@ -66,13 +66,26 @@
 
 #include "internal.h"
 
-/* @waiters: the waiters in the low half, the signalled in the high half. */
+/*
+ * @waiters: the waiters in the low half, the signalled in the high half,
+ * and in the low half's top bit TOFUTEX_COND_DESTROYING: a
+ * tofutex__cond_destroy_wait() sleeps on the low half until the last
+ * waiter leaves, and that waiter wakes it.
+ */
 #define TOFUTEX_COND_WAITER	1ull
+#define TOFUTEX_COND_DESTROYING	(1ull << 31)
 #define TOFUTEX_COND_SIGNALLED	(1ull << 32)
 
 static inline uint32_t tofutex_cond_waiting(uint64_t waiters)
 {
-	return (uint32_t)waiters;
+	return (uint32_t)(waiters & (TOFUTEX_COND_DESTROYING - 1));
+}
+
+/* The low half of @waiters, as a 32-bit word to sleep on. */
+static inline uint32_t *tofutex_cond_low(tofutex_cond_t *c)
+{
+	return (uint32_t *)(void *)&c->waiters +
+	       (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 }
 
 static inline uint32_t tofutex_cond_signalled(uint64_t waiters)
@@ -116,7 +129,10 @@ struct tofutex_cond_waiter {
 
 /*
  * Leave the wait: stop counting as a waiter and take one signalled count,
- * if any, in one step (after which @c may be destroyed).
+ * if any, in one step (after which @c may be destroyed). The last waiter
+ * to leave wakes a destroyer that waits for it: a wake-up on memory that
+ * may be freed by then, which is harmless (it wakes nobody, or a sleeper
+ * of whatever lives there now, who will see a spurious wake-up).
  */
 static void tofutex_cond_leave(tofutex_cond_t *c)
 {
@@ -126,9 +142,51 @@ static void tofutex_cond_leave(tofutex_cond_t *c)
 		next = v - TOFUTEX_COND_WAITER;
 		if (tofutex_cond_signalled(v))
 			next -= TOFUTEX_COND_SIGNALLED;
+		if (!tofutex_cond_waiting(next))
+			next &= ~TOFUTEX_COND_DESTROYING;
 	} while (!__atomic_compare_exchange_n(&c->waiters, &v, next, false,
 					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_SEQ_CST));
+	if ((v & TOFUTEX_COND_DESTROYING) && !tofutex_cond_waiting(next))
+		tofutex_wake(tofutex_cond_low(c), UINT_MAX, NULL);
+}
+
+int tofutex__cond_destroy_wait(tofutex_cond_t *c)
+{
+	uint64_t v;
+
+	if (tofutex_cond_bad(c))
+		return EINVAL;
+	v = __atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST);
+	while (tofutex_cond_waiting(v)) {
+		if (!(v & TOFUTEX_COND_DESTROYING) &&
+		    !__atomic_compare_exchange_n(&c->waiters, &v,
+						 v | TOFUTEX_COND_DESTROYING,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		tofutex_wait(tofutex_cond_low(c),
+			     (uint32_t)(v | TOFUTEX_COND_DESTROYING), NULL);
+		v = __atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST);
+	}
+	return 0;
+}
+
+/*
+ * A waiter cancelled while a signal may have been on its way to it: the
+ * signal's wake-up may have been the one that ended its sleep, and the
+ * signal must not die with it while other threads wait (POSIX; glibc
+ * passes it on too). While any signal is still counted, wake one more
+ * sleeper, before leaving (so that @c cannot be destroyed meanwhile). At
+ * worst that sleeper sees a spurious wake-up.
+ */
+static void tofutex_cond_pass_on(tofutex_cond_t *c)
+{
+	if (!tofutex_cond_signalled(__atomic_load_n(&c->waiters,
+						    __ATOMIC_SEQ_CST)))
+		return;
+	__atomic_fetch_add(&c->seq, 1, __ATOMIC_SEQ_CST);
+	tofutex_wake(&c->seq, 1, NULL);
 }
 
 /* Take the mutex again after a wait. */
@@ -144,14 +202,15 @@ static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
 }
 
 /*
- * Cleanup handler of a wait cancelled while asleep: leave the wait as a
- * woken waiter does, with the mutex held, as POSIX requires before the
- * caller's own cleanup handlers run.
+ * Cleanup handler of a wait cancelled while asleep: pass a signal on,
+ * leave the wait as a woken waiter does, with the mutex held, as POSIX
+ * requires before the caller's own cleanup handlers run.
  */
 static void tofutex_cond_cancelled(void *arg)
 {
 	const struct tofutex_cond_waiter *w = arg;
 
+	tofutex_cond_pass_on(w->c);
 	tofutex_cond_leave(w->c);
 	tofutex_cond_relock(w);
 }

@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -66,7 +67,7 @@ void tofutex__fd_forget(void)
 		close(tofutex_cache_fd(cache));
 }
 
-static int tofutex_fd_open(void)
+static int tofutex_fd_open_uncancellable(void)
 {
 	uint64_t cache, expected = 0;
 	int saved_errno, fd, err;
@@ -92,6 +93,22 @@ static int tofutex_fd_open(void)
 		fd = tofutex_cache_fd(expected);
 	}
 	errno = saved_errno;
+	return fd;
+}
+
+/*
+ * open() and close() are cancellation points, but the first use of the
+ * device comes inside calls that must not be one (the first contended
+ * pthread_mutex_lock() of a process under the preload) or before a
+ * condition wait has set up its cleanup: cancellation is held off here.
+ */
+static int tofutex_fd_open(void)
+{
+	int state, fd;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	fd = tofutex_fd_open_uncancellable();
+	pthread_setcancelstate(state, NULL);
 	return fd;
 }
 

@@ -19,8 +19,11 @@
  * glibc owns the kernel's robust list of every thread, so a thread that
  * exits holding a word is not reported by the kernel as it is for robust
  * futexes. A waiter finds out itself, as the module does: it looks at the
- * owner's TID when it starts waiting and whenever it slept TOFUTEX_POLL_NS
- * without being woken. A TID that is no thread of this process either
+ * owner's TID when it starts waiting and, for a robust lock (every
+ * tofutex_mutex_t), whenever it slept TOFUTEX_POLL_NS without being woken;
+ * a waiter of a non-robust one (the pthread preload's) sleeps until the
+ * unlock, as glibc's do, and never notices an owner that dies meanwhile.
+ * A TID that is no thread of this process either
  * names a thread of another process (the word is in shared memory; EPERM,
  * never taken, as the module does), or nobody: then the owner died, and
  * the waiter takes the word with OWNER_DIED set.
@@ -125,6 +128,9 @@ enum tofutex__owner tofutex__owner_of(uint32_t tid)
 int tofutex__take_from_dead(uint32_t *word, uint32_t tid, uint32_t w,
 			    uint32_t waiters)
 {
+	/* glibc's own code holds it (glibc.c): a live thread of ours. */
+	if (tofutex__glibc_owner(w & TOFUTEX_TID_MASK))
+		return EBUSY;
 	switch (tofutex__owner_of(w & TOFUTEX_TID_MASK)) {
 	case TOFUTEX_OWNER_LIVE:
 		return EBUSY;
@@ -141,7 +147,7 @@ int tofutex__take_from_dead(uint32_t *word, uint32_t tid, uint32_t w,
 }
 
 int tofutex__futex_lock(uint32_t *word, uint32_t tid,
-			const struct tofutex__deadline *dl)
+			const struct tofutex__deadline *dl, bool robust)
 {
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	bool check_owner = true;
@@ -153,6 +159,13 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 					w | tid | TOFUTEX_WAITERS, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 				return (w & TOFUTEX_OWNER_DIED) ? EOWNERDEAD : 0;
+			continue;
+		}
+		if (tofutex__glibc_owner(w & TOFUTEX_TID_MASK)) {
+			err = tofutex__glibc_lock(word, tid, dl);
+			if (err != EAGAIN)
+				return err;
+			w = __atomic_load_n(word, __ATOMIC_RELAXED);
 			continue;
 		}
 		if (check_owner) {
@@ -172,7 +185,7 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 						 __ATOMIC_RELAXED))
 			continue;
 		err = tofutex__futex_wait(word, w | TOFUTEX_WAITERS, dl,
-					  TOFUTEX_POLL_NS);
+					  robust ? TOFUTEX_POLL_NS : 0);
 		if (err == ETIMEDOUT) {
 			if (tofutex__deadline_passed(dl))
 				return ETIMEDOUT;

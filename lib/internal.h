@@ -91,8 +91,28 @@ TOFUTEX_HIDDEN void tofutex__fd_forget(void);
 extern int tofutex__backend_cached TOFUTEX_HIDDEN;
 extern uint64_t tofutex__features TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN int tofutex__backend_slow(void);
+/*
+ * backend.c: 0, or when TOFUTEX_BACKEND forces the module and it cannot
+ * be used, why (an errno value: e.g. ENOENT, no /dev/tofutex;
+ * EPROTONOSUPPORT, a module of another ABI).
+ */
+TOFUTEX_HIDDEN int tofutex__backend_refused(void);
 /* backend.c: in the child of fork(): choose again on first use. */
 TOFUTEX_HIDDEN void tofutex__backend_forget(void);
+/*
+ * env.c: TOFUTEX_BACKEND: TOFUTEX_BACKEND_MODULE or _FUTEX when forced,
+ * 0 for auto (also unset, or not valid: reported on stderr).
+ */
+TOFUTEX_HIDDEN int tofutex__env_backend(void);
+/*
+ * env.c: TOFUTEX_SPIN_NS, when set and valid (else reported on stderr,
+ * false): *@autospin for "auto" or "auto:N", *@ns the N (0 for plain
+ * "auto"), at most @max_ns.
+ */
+TOFUTEX_HIDDEN bool tofutex__env_spin(uint32_t max_ns, uint32_t *ns,
+				      bool *autospin);
+/* env.c: report nothing from now on. */
+TOFUTEX_HIDDEN void tofutex__env_quiet(void);
 /* spin.c: in the child of fork(): read TOFUTEX_SPIN_NS again. */
 TOFUTEX_HIDDEN void tofutex__spin_forget(void);
 /* spin.c: the calling thread's user-space spin budget now, in ns. */
@@ -125,12 +145,13 @@ static inline bool tofutex__has(uint64_t feat)
 
 /*
  * How often a waiter that cannot be woken by what it waits for looks
- * around: the futex backend checks that a lock's owner still lives (the
- * module does the same in the kernel, owner_check_ns), and a realtime
- * deadline on a module without TOFUTEX_FEAT_CLOCK_REALTIME is re-read
- * against the clock. 25 ms is the module's owner_check_ns default: a
- * dead owner is noticed as fast on either backend, at a cost of 40
- * wake-ups a second for a thread waiting on a lock that is never freed.
+ * around: the futex backend checks that a robust lock's owner still
+ * lives (the module does the same in the kernel, owner_check_ns), and a
+ * realtime deadline on a module without TOFUTEX_FEAT_CLOCK_REALTIME is
+ * re-read against the clock. 25 ms is the module's owner_check_ns
+ * default: a dead owner is noticed as fast on either backend, at a cost
+ * of 40 wake-ups a second for a thread waiting on a robust lock that is
+ * never freed. A non-robust lock's waiter does not poll.
  */
 #define TOFUTEX_POLL_NS		25000000ull
 #define TOFUTEX_NSEC_PER_SEC	1000000000ull
@@ -221,11 +242,66 @@ TOFUTEX_HIDDEN int tofutex__take_from_dead(uint32_t *word, uint32_t tid,
 					   uint32_t w, uint32_t waiters);
 /*
  * futex.c: take the held lock word @word on the futex backend: sleep with
- * WAITERS set, take over from a dead owner. Returns 0, EOWNERDEAD,
- * ETIMEDOUT or EPERM (a live owner of another process).
+ * WAITERS set, take over from a dead owner (found when the wait begins;
+ * while asleep too only when @robust). Returns 0, EOWNERDEAD, ETIMEDOUT
+ * or EPERM (a live owner of another process).
  */
 TOFUTEX_HIDDEN int tofutex__futex_lock(uint32_t *word, uint32_t tid,
+				       const struct tofutex__deadline *dl,
+				       bool robust);
+/*
+ * mutex.c: tofutex_mutex_clocklock() with @abstime NULL for no deadline;
+ * @robust false: a sleeping waiter does not look for the owner's death
+ * (no periodic wake-up: a non-robust mutex, the pthread preload's).
+ */
+TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
+					    clockid_t clockid,
+					    const struct timespec *abstime,
+					    bool robust);
+
+/*
+ * glibc.c: lock words glibc's own mutex code may use, the pthread
+ * preload's (tofutex__glibc_words_enable()); false for libtofutex's own
+ * users, whose words hold TIDs only.
+ */
+extern bool tofutex__glibc_words TOFUTEX_HIDDEN;
+TOFUTEX_HIDDEN void tofutex__glibc_words_enable(void);
+
+/*
+ * glibc.c: is the owner @owner (a word's TID bits) glibc's code, which
+ * writes 1 or 2?
+ */
+static inline bool tofutex__glibc_owner(uint32_t owner)
+{
+	return (owner == 1 || owner == 2) &&
+	       __atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED);
+}
+/*
+ * glibc.c: take @word, held by glibc's code, as glibc's lock does, then
+ * adopt it as @tid; 0, ETIMEDOUT at @dl, or EAGAIN when one of ours holds
+ * it now (then lock it the ordinary way).
+ */
+TOFUTEX_HIDDEN int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
 				       const struct tofutex__deadline *dl);
+/*
+ * glibc.c: @word, held by the caller @tid, may hold glibc's 1 or 2: make
+ * it @tid with WAITERS (one attempt; a glibc locker that just wrote 2
+ * keeps it so, and the unlock then releases it as glibc's).
+ */
+TOFUTEX_HIDDEN void tofutex__glibc_adopt(uint32_t *word, uint32_t tid);
+/*
+ * glibc.c: @word, held by the caller, is about to be released by glibc's
+ * code: make it 2, which glibc's unlock wakes a sleeper for.
+ */
+TOFUTEX_HIDDEN void tofutex__glibc_handover(uint32_t *word);
+/* glibc.c: release a held @word as glibc does, and wake either kind. */
+TOFUTEX_HIDDEN int tofutex__glibc_release(uint32_t *word);
+/*
+ * glibc.c: glibc's code has run on one of our words (or is about to):
+ * module sleepers must look at their owner periodically from now on.
+ */
+TOFUTEX_HIDDEN void tofutex__glibc_ran(void);
+TOFUTEX_HIDDEN bool tofutex__glibc_has_run(void);
 
 /*
  * mutex.c: lock after a condition wait (see cond.c); @moved: a broadcast
@@ -261,6 +337,13 @@ TOFUTEX_HIDDEN int tofutex__cond_wait(tofutex_cond_t *c,
 				      const struct tofutex__cond_mutex *cm,
 				      clockid_t clockid,
 				      const struct timespec *abstime);
+
+/*
+ * cond.c: as tofutex_cond_destroy(), but wait (asleep) for the waiters
+ * still inside a wait to leave it instead of failing with EBUSY; EINVAL
+ * for a bad @c.
+ */
+TOFUTEX_HIDDEN int tofutex__cond_destroy_wait(tofutex_cond_t *c);
 
 /*
  * An absolute timespec as the ABI's deadline in ns.

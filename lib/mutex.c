@@ -73,7 +73,7 @@ int tofutex_mutex_destroy(tofutex_mutex_t *m)
  */
 static __attribute__((noinline)) int
 tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
-			  const struct tofutex__deadline *dl)
+			  const struct tofutex__deadline *dl, bool robust)
 {
 	struct tofutex_lock arg;
 	uint32_t how, flags;
@@ -85,6 +85,8 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
 		sliced = tofutex__module_deadline(dl, TOFUTEX_LOCK_DEADLINE,
 						  TOFUTEX_LOCK_CLOCK_REALTIME,
 						  &flags, &ns);
+		if (!robust && tofutex__has(TOFUTEX_FEAT_NO_OWNER_POLL))
+			flags |= TOFUTEX_LOCK_NO_OWNER_POLL;
 		arg = (struct tofutex_lock) {
 			.uaddr = (uintptr_t)&m->word,
 			.deadline_ns = ns,
@@ -93,6 +95,12 @@ tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
 		err = tofutex__ioctl(TOFUTEX_IOC_LOCK, &arg, NULL);
 		if (err == ETIMEDOUT && sliced && !tofutex__deadline_passed(dl))
 			err = EINTR;
+		/* Not another process's: glibc's own code took it (glibc.c). */
+		if (err == EPERM &&
+		    tofutex__glibc_owner(__atomic_load_n(&m->word,
+							 __ATOMIC_RELAXED) &
+					 TOFUTEX_TID_MASK))
+			return EAGAIN;
 	} while (err == EINTR);
 	if (err)
 		return err;
@@ -182,10 +190,19 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 
 	if (tofutex__on_futex()) {
 		word = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
-		if (word & TOFUTEX_WAITERS)
+		/* glibc's code may have written its 2 over ours (glibc.c). */
+		if ((word & TOFUTEX_WAITERS) ||
+		    tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
 			tofutex__futex_wake(&m->word, 1);
 		return 0;
 	}
+	/*
+	 * Once glibc's code has used the preload's words, it may write 2
+	 * over ours at any moment, and the module would leave such a word
+	 * alone: release it in user space and wake either kind of sleeper.
+	 */
+	if (tofutex__glibc_has_run())
+		return tofutex__glibc_release(&m->word);
 	while (!(word & TOFUTEX_WAITERS)) {
 		if (__atomic_compare_exchange_n(&m->word, &word, 0, false,
 						__ATOMIC_RELEASE,
@@ -207,17 +224,31 @@ int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
  * budget, what the trip cost is the budget's input (spin.c).
  */
 static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
-				   const struct tofutex__deadline *dl)
+				   const struct tofutex__deadline *dl,
+				   bool robust)
 {
 	uint64_t start = 0;
 	int err;
 
 	if (tofutex__spin_auto())
 		start = tofutex_now_ns();
-	if (tofutex__on_futex())
-		err = tofutex__futex_lock(&m->word, tid, dl);
+	/*
+	 * Once glibc's own code has used the preload's words, its unlock
+	 * must be able to wake our waiters: they wait with futex(2) too
+	 * (glibc.c).
+	 */
+	if (tofutex__on_futex() || (!robust && tofutex__glibc_has_run()))
+		err = tofutex__futex_lock(&m->word, tid, dl, robust);
 	else
-		err = tofutex_mutex_lock_kernel(m, dl);
+		do {
+			/* EAGAIN: glibc's code, then one of ours, holds it. */
+			if (tofutex__glibc_owner(__atomic_load_n(&m->word,
+							__ATOMIC_RELAXED) &
+						 TOFUTEX_TID_MASK))
+				err = tofutex__glibc_lock(&m->word, tid, dl);
+			else
+				err = tofutex_mutex_lock_kernel(m, dl, robust);
+		} while (err == EAGAIN);
 	if (start && (!err || err == EOWNERDEAD))
 		tofutex__spin_learn(tofutex_now_ns() - start);
 	return err;
@@ -234,7 +265,7 @@ static const struct tofutex__deadline tofutex_forever = {
  */
 static int tofutex_mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid,
 				   uint32_t word,
-				   const struct tofutex__deadline *dl)
+				   const struct tofutex__deadline *dl, bool robust)
 {
 	int err;
 
@@ -244,17 +275,19 @@ static int tofutex_mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid,
 		return EDEADLK;
 	err = tofutex_mutex_spin(m, tid, word);
 	if (err == EBUSY)
-		err = tofutex_mutex_lock_slow(m, tid, dl);
+		err = tofutex_mutex_lock_slow(m, tid, dl, robust);
 	return tofutex__mutex_taken(m, err);
 }
 
-int tofutex__mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
+int tofutex__mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid, uint32_t word,
+			     bool robust)
 {
-	return tofutex_mutex_lock_rest(m, tid, word, &tofutex_forever);
+	return tofutex_mutex_lock_rest(m, tid, word, &tofutex_forever, robust);
 }
 
 static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
-					    const struct tofutex__deadline *dl)
+					    const struct tofutex__deadline *dl,
+					    bool robust)
 {
 	uint32_t tid, word;
 
@@ -263,16 +296,16 @@ static inline int tofutex_mutex_lock_common(tofutex_mutex_t *m,
 	tid = (uint32_t)tofutex__tid();
 	if (tofutex__mutex_lock_fast(m, tid, &word))
 		return tofutex__mutex_taken(m, 0);
-	return tofutex_mutex_lock_rest(m, tid, word, dl);
+	return tofutex_mutex_lock_rest(m, tid, word, dl, robust);
 }
 
 int tofutex_mutex_lock(tofutex_mutex_t *m)
 {
-	return tofutex_mutex_lock_common(m, &tofutex_forever);
+	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
-int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
-			    const struct timespec *abstime)
+int tofutex__mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
+			     const struct timespec *abstime, bool robust)
 {
 	struct tofutex__deadline dl;
 	int err;
@@ -281,12 +314,18 @@ int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
 	 * Checked even when the lock is free, unlike glibc, so that a bad
 	 * timespec is found the first time, not under contention.
 	 */
-	if (!abstime)
-		return EINVAL;
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_mutex_lock_common(m, &dl);
+	return tofutex_mutex_lock_common(m, &dl, robust);
+}
+
+int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
+			    const struct timespec *abstime)
+{
+	if (!abstime)
+		return EINVAL;
+	return tofutex__mutex_clocklock(m, clockid, abstime, true);
 }
 
 int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
@@ -308,10 +347,11 @@ int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 	uint32_t tid;
 
 	if (!moved || !tofutex__on_futex())
-		return tofutex_mutex_lock_common(m, &tofutex_forever);
+		return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 	tid = (uint32_t)tofutex__tid();
 	return tofutex__mutex_taken(m, tofutex__futex_lock(&m->word, tid,
-							   &tofutex_forever));
+							   &tofutex_forever,
+							   true));
 }
 
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
@@ -375,8 +415,15 @@ int tofutex__mutex_unlock_rest(tofutex_mutex_t *m, uint32_t tid,
 {
 	uint32_t owner;
 
-	/* A free word, another thread's, or no TID (then we own nothing). */
+	/*
+	 * glibc's own code locked it over us, or holds it (glibc.c): who
+	 * owns it cannot be told, release it as glibc does.
+	 */
 	owner = word & TOFUTEX_TID_MASK;
+	if (tid && !tofutex__is_self(owner, tid) &&
+	    tofutex__glibc_owner(owner))
+		return tofutex__glibc_release(&m->word);
+	/* A free word, another thread's, or no TID (then we own nothing). */
 	if (!tid || !tofutex__is_self(owner, tid))
 		return EPERM;
 

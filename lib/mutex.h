@@ -77,10 +77,11 @@ static inline bool tofutex__mutex_unlock_fast(tofutex_mutex_t *m,
 
 /*
  * mutex.c: the rest of tofutex_mutex_lock() once tofutex__mutex_lock_fast()
- * failed, @word what it saw: relock, spin, contended path.
+ * failed, @word what it saw: relock, spin, contended path. @robust: as
+ * tofutex__mutex_clocklock() (internal.h).
  */
 TOFUTEX_HIDDEN int tofutex__mutex_lock_rest(tofutex_mutex_t *m, uint32_t tid,
-					    uint32_t word);
+					    uint32_t word, bool robust);
 /*
  * mutex.c: the rest of tofutex_mutex_unlock() once
  * tofutex__mutex_unlock_fast() failed, @word what it saw: EPERM for a

@@ -62,9 +62,6 @@
  * touched only by its thread; tofutex__spin_forget() restarts the calling
  * thread's (in a fork() child, its only thread's) with the setting.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "internal.h"
 
 #define TOFUTEX_USER_SPIN_NS		5000u
@@ -90,31 +87,16 @@ static uint32_t tofutex_spin_setting;
 static _Thread_local uint32_t tofutex_spin_est
 	__attribute__((tls_model("initial-exec")));
 
-/* "N" with N in [min, TOFUTEX_USER_SPIN_MAX_NS]: true and *@v = N. */
-static bool tofutex_spin_parse_ns(const char *s, unsigned long min,
-				  unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	*v = strtoul(s, &end, 10);
-	return !*end && *v >= min && *v <= TOFUTEX_USER_SPIN_MAX_NS;
-}
-
 static __attribute__((noinline)) uint32_t tofutex_spin_read(void)
 {
-	const char *env = getenv("TOFUTEX_SPIN_NS");
-	uint32_t setting = TOFUTEX_USER_SPIN_NS + 1;
-	unsigned long v;
+	uint32_t setting = TOFUTEX_USER_SPIN_NS + 1, ns;
+	bool autospin;
 
-	if (env && !strcmp(env, "auto"))
-		setting = (TOFUTEX_USER_SPIN_AUTO_NS + 1) | TOFUTEX_SPIN_AUTO;
-	else if (env && !strncmp(env, "auto:", 5) &&
-		 tofutex_spin_parse_ns(env + 5, 1, &v))
-		setting = ((uint32_t)v + 1) | TOFUTEX_SPIN_AUTO;
-	else if (env && tofutex_spin_parse_ns(env, 0, &v))
-		setting = (uint32_t)v + 1;
+	if (tofutex__env_spin(TOFUTEX_USER_SPIN_MAX_NS, &ns, &autospin)) {
+		if (autospin && !ns)
+			ns = TOFUTEX_USER_SPIN_AUTO_NS;
+		setting = (ns + 1) | (autospin ? TOFUTEX_SPIN_AUTO : 0);
+	}
 	__atomic_store_n(&tofutex_spin_setting, setting, __ATOMIC_RELAXED);
 	return setting;
 }

@@ -490,8 +490,10 @@ static int tofutex_wait_for_top(struct tofutex_locker *lk)
  * it may have issued its wake-up before the task state was set. A fault
  * on A is handled with the task running.
  *
- * The sleep is bounded by owner_check_ns so that a dead owner is noticed;
- * an owner that has already begun to exit is noticed before sleeping.
+ * The sleep is bounded by owner_check_ns so that a dead owner is noticed,
+ * unless the caller asked for TOFUTEX_LOCK_NO_OWNER_POLL (a non-robust
+ * mutex, whose waiters wait for an unlock only); an owner that has
+ * already begun to exit is noticed before sleeping.
  *
  * Return: 0 to look at the word again, -ERESTARTSYS, -ETIMEDOUT, -EFAULT.
  */
@@ -518,7 +520,8 @@ static int tofutex_block(struct tofutex_locker *lk,
 	}
 	tofutex_count(lk->table, TOFUTEX_CNT_SLEEPS);
 	lk->sleeps++;
-	tofutex_sleep_until(lk, READ_ONCE(owner_check_ns.val));
+	tofutex_sleep_until(lk, lk->no_owner_poll ? 0 :
+				READ_ONCE(owner_check_ns.val));
 	return 0;
 }
 
@@ -729,6 +732,7 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * @table:    the caller's process table
  * @uaddr:    the lock word, checked by tofutex_word_check()
  * @deadline: when the call gives up
+ * @flags:    TOFUTEX_LOCK_* of the call (NO_OWNER_POLL is read here)
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
@@ -736,13 +740,15 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  * -EFAULT, -EINVAL (a wait word), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
-			const struct tofutex_deadline *deadline, u32 *status)
+			const struct tofutex_deadline *deadline, u32 flags,
+			u32 *status)
 {
 	struct tofutex_locker lk = {
 		.table = table,
 		.uaddr = uaddr,
 		.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
+		.no_owner_poll = flags & TOFUTEX_LOCK_NO_OWNER_POLL,
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
@@ -810,7 +816,7 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
-	ret = tofutex_lock(table, uaddr, &deadline, &status);
+	ret = tofutex_lock(table, uaddr, &deadline, arg.flags, &status);
 	if (!ret && put_user(status, &argp->status))
 		pr_debug("tofutex: LOCK status lost: argument not writable\n");
 	return ret;

@@ -57,6 +57,7 @@ struct tofutex_locker {
 	struct tofutex_deadline deadline;
 	struct tofutex_waiter waiter;
 	unsigned int sleeps;
+	bool no_owner_poll;
 };
 
 /* The owner's TID in a lock word, without the WAITERS and OWNER_DIED bits. */

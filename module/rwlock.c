@@ -655,7 +655,7 @@ long tofutex_ioc_rwlock(struct tofutex_table *table,
 
 	if (copy_from_user(&arg, argp, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
+	if ((arg.flags & ~TOFUTEX_RWLOCK_FLAGS) || arg.reserved)
 		return -EINVAL;
 	ret = tofutex_word_check(arg.uaddr, &uaddr);
 	if (!ret)

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "common.h"
@@ -181,7 +182,7 @@ enum bad_word {
 	BAD_RO_SELF_WAITERS,	/* read-only, own TID | WAITERS (UNLOCK) */
 	BAD_FLAGS_BIT0,
 	BAD_FLAGS_BIT1,
-	BAD_FLAGS_BIT2,
+	BAD_FLAGS_BIT3,
 	BAD_FLAGS_BIT31,
 	BAD_RESERVED,
 	BAD_NR
@@ -207,7 +208,7 @@ static const struct {
 	{ OP_LOCK,   BAD_RO_LIVE_OWNER,	  "read-only, live owner",	EFAULT },
 	{ OP_LOCK,   BAD_RO_DEAD_OWNER,	  "read-only, dead owner",	EFAULT },
 	{ OP_LOCK,   BAD_FLAGS_BIT1,	  "CLOCK_REALTIME, no DEADLINE",	EINVAL },
-	{ OP_LOCK,   BAD_FLAGS_BIT2,	  "flags bit 2",		EINVAL },
+	{ OP_LOCK,   BAD_FLAGS_BIT3,	  "flags bit 3",		EINVAL },
 	{ OP_LOCK,   BAD_FLAGS_BIT31,	  "flags bit 31",		EINVAL },
 	{ OP_LOCK,   BAD_RESERVED,	  "reserved != 0",		EINVAL },
 	{ OP_UNLOCK, BAD_NULL,		  "NULL",			EFAULT },
@@ -292,8 +293,8 @@ static void bad_setup(struct bad_input *b, enum bad_word which)
 		b->flags_extra = TOFUTEX_LOCK_CLOCK_REALTIME;
 		b->no_deadline = true;
 		break;
-	case BAD_FLAGS_BIT2:
-		b->flags_extra = 1U << 2;
+	case BAD_FLAGS_BIT3:
+		b->flags_extra = 1U << 3;
 		break;
 	case BAD_FLAGS_BIT31:
 		b->flags_extra = 1U << 31;
@@ -389,6 +390,67 @@ START_TEST(test_lock_free_word)
 	ck_assert_int_eq(raw_release(fd, &word, tid), 0);
 	ck_assert_uint_eq(word, 0);
 	close(fd);
+}
+END_TEST
+
+struct no_poll {
+	uint32_t word, tid;
+	int fd, ret;
+	long switches;
+};
+
+static long thread_voluntary_switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+}
+
+static void *no_poll_locker(void *arg)
+{
+	struct no_poll *n = arg;
+	long before = thread_voluntary_switches();
+
+	__atomic_store_n(&n->tid, test_gettid(), __ATOMIC_RELEASE);
+	n->ret = raw_lock_full(n->fd, (uintptr_t)&n->word,
+			       TOFUTEX_LOCK_DEADLINE |
+			       TOFUTEX_LOCK_NO_OWNER_POLL,
+			       now_ns() + TEST_WAIT_NS, 0, NULL);
+	n->switches = thread_voluntary_switches() - before;
+	if (!n->ret)
+		raw_release(n->fd, &n->word, n->tid);
+	return NULL;
+}
+
+/*
+ * TOFUTEX_LOCK_NO_OWNER_POLL: the sleeping top waiter wakes for the
+ * unlock only, not every owner_check_ns to look at its owner: over a
+ * one-second wait its voluntary context switches stay few (the sleep and
+ * the wake-up, with some slack), where owner_check_ns (25 ms by default)
+ * would make it about forty.
+ */
+START_TEST(test_lock_no_owner_poll_sleeps_until_unlock)
+{
+	struct no_poll n = { .word = test_gettid(), .switches = -1 };
+	struct tofutex_version v;
+	pthread_t t;
+	bool ok;
+
+	n.fd = dev_open();
+	memset(&v, 0, sizeof(v));
+	ck_assert_int_eq(ioctl(n.fd, TOFUTEX_IOC_VERSION, &v), 0);
+	ck_assert(v.features & TOFUTEX_FEAT_NO_OWNER_POLL);
+	ck_assert_int_eq(pthread_create(&t, NULL, no_poll_locker, &n), 0);
+	WAIT_UNTIL(ok, __atomic_load_n(&n.tid, __ATOMIC_ACQUIRE), TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(n.tid, TOFUTEX_IOC_LOCK, "LOCK");
+	sleep_ns(NSEC_PER_SEC);
+	ck_assert_int_eq(raw_release(n.fd, &n.word, test_gettid()), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(n.ret, 0);
+	ck_assert_msg(n.switches >= 0 && n.switches <= 10,
+		      "the waiter woke %ld times in one second", n.switches);
+	close(n.fd);
 }
 END_TEST
 
@@ -1083,6 +1145,7 @@ static Suite *lock_abi_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_lock_free_word);
 	tcase_add_test(tc, test_lock_relock_edeadlk);
+	tcase_add_test(tc, test_lock_no_owner_poll_sleeps_until_unlock);
 	tcase_add_test(tc, test_lock_foreign_tid);
 	tcase_add_test(tc, test_unlock_not_owner);
 	tcase_add_test(tc, test_unlock_not_owner_with_waiter);

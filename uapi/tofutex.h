@@ -65,6 +65,7 @@
 #define TOFUTEX_FEAT_CLOCK_REALTIME	(1ULL << 5)
 #define TOFUTEX_FEAT_REQUEUE	(1ULL << 6)
 #define TOFUTEX_FEAT_RWLOCK	(1ULL << 7)
+#define TOFUTEX_FEAT_NO_OWNER_POLL	(1ULL << 8)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -89,7 +90,16 @@ struct tofutex_version {
  * TOFUTEX_FEAT_CLOCK_REALTIME.
  */
 #define TOFUTEX_LOCK_CLOCK_REALTIME	(1U << 1)
-#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
+/*
+ * A sleeping waiter does not look at the owner every owner_check_ns: it
+ * wakes only for an unlock, a signal or its deadline, so that a lock whose
+ * owner exits holding it is never taken over (a non-robust mutex). An
+ * owner found dead before the sleep is still taken over. Needs
+ * TOFUTEX_FEAT_NO_OWNER_POLL.
+ */
+#define TOFUTEX_LOCK_NO_OWNER_POLL	(1U << 2)
+#define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME | \
+				 TOFUTEX_LOCK_NO_OWNER_POLL)
 
 /*
  * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the
@@ -312,7 +322,9 @@ struct tofutex_requeue {
  * RW_HANDOFF. See tofutex(4).
  *
  * TOFUTEX_IOC_RDLOCK and TOFUTEX_IOC_WRLOCK take struct tofutex_lock, with
- * the flags, deadlines and status of TOFUTEX_IOC_LOCK; a reader that was
+ * the deadlines and status of TOFUTEX_IOC_LOCK and its flags but
+ * TOFUTEX_LOCK_NO_OWNER_POLL (TOFUTEX_RWLOCK_FLAGS; a sleeping waiter on a
+ * writer always polls it); a reader that was
  * given the lock by the kernel together with the other queued readers
  * reports TOFUTEX_STATUS_HANDOFF. They return 0 with the lock held, or -1
  * with errno EDEADLK (the caller holds it for writing), EAGAIN (RDLOCK:
@@ -390,6 +402,7 @@ struct tofutex_stats {
 #define TOFUTEX_IOC_SWAP	_IOWR(TOFUTEX_IOC_MAGIC, 0x05, struct tofutex_swap)
 #define TOFUTEX_IOC_STATS	_IOWR(TOFUTEX_IOC_MAGIC, 0x06, struct tofutex_stats)
 #define TOFUTEX_IOC_REQUEUE	_IOWR(TOFUTEX_IOC_MAGIC, 0x07, struct tofutex_requeue)
+#define TOFUTEX_RWLOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
 #define TOFUTEX_IOC_RDLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x08, struct tofutex_lock)
 #define TOFUTEX_IOC_WRLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x09, struct tofutex_lock)
 #define TOFUTEX_IOC_RWUNLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x0a, struct tofutex_unlock)

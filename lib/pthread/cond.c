@@ -13,18 +13,16 @@
  *   a robust mutex's owner died while we waited             EOWNERDEAD
  * A RECURSIVE mutex held several levels deep is released entirely for
  * the wait and held as deep again after it. pthread_cond_destroy() waits
- * for woken waiters still on their way out, as glibc's does, instead of
- * failing with EBUSY.
+ * asleep for woken waiters still on their way out, as glibc's does,
+ * instead of failing with EBUSY.
  */
-#include <sched.h>
-
 #include "preload.h"
 
 /* glibc's __wrefs flags (its pthreadP.h), written by pthread_cond_init(). */
 #define TFX_COND_SHARED		1u
 #define TFX_COND_MONOTONIC	2u
 
-_Static_assert(sizeof(tofutex_cond_t) <=
+_Static_assert(sizeof(tofutex_cond_t) + 4 <=
 	       __builtin_offsetof(struct __pthread_cond_s, __wrefs),
 	       "tofutex_cond_t must leave glibc's __wrefs alone");
 _Static_assert(__builtin_offsetof(struct __pthread_mutex_s, __lock) == 0 &&
@@ -42,9 +40,16 @@ static inline bool tfx_cond_ours(const pthread_cond_t *c)
 	return !(tfx_cond_flags(c) & TFX_COND_SHARED);
 }
 
+/*
+ * Our tofutex_cond_t inside @c: at its start, or 4 bytes on when @c is
+ * 4- but not 8-byte aligned (a member of a packed structure, which
+ * glibc's condition variable accepts), so that its 64-bit @waiters is
+ * naturally aligned; either way it ends before __wrefs. A condition
+ * variable does not move, so each one always finds it in the same place.
+ */
 static inline tofutex_cond_t *tfx_cond(pthread_cond_t *c)
 {
-	return (tofutex_cond_t *)(void *)c;
+	return (tofutex_cond_t *)(void *)((char *)c + ((uintptr_t)c & 4));
 }
 
 /* The mutex of a wait, either kind, through the interposed functions. */
@@ -120,34 +125,118 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	return tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
 }
 
+/*
+ * A process-shared condition variable is glibc's (it may be shared with
+ * processes that do not run the preload), also when the mutex is ours:
+ * glibc's wait then unlocks and relocks our mutex with its own internal
+ * functions, which libtofutex's lock and unlock interoperate with
+ * (lib/glibc.c). Before the wait, the fields glibc's code checks are set
+ * as it would have them: the word 2, so that its unlock wakes a sleeper;
+ * __owner the caller's TID for ERRORCHECK and RECURSIVE (mutex.c keeps
+ * it so), and for RECURSIVE one level in __count (our @state, which no
+ * other thread reads while the caller holds the mutex; glibc's unlock
+ * sets it back to 0 before it releases) with our depth kept aside.
+ * After the wait, or in its cancellation, ours are put back: __owner 0
+ * for the other types (glibc's relock sets it for every type, and
+ * glibc's lock of a DEFAULT mutex asserts that it is 0), @state 0, the
+ * depth, and the caller's TID in the word, which glibc's relock left 2.
+ */
+struct tfx_glibc_wait {
+	pthread_mutex_t *m;
+	int type;
+	unsigned int depth;
+};
+
+static void tfx_glibc_wait_done(void *arg)
+{
+	const struct tfx_glibc_wait *g = arg;
+
+	/* glibc's relock sets it for every type; NORMAL ones of ours keep 0. */
+	if (g->type != PTHREAD_MUTEX_ERRORCHECK &&
+	    g->type != PTHREAD_MUTEX_RECURSIVE)
+		g->m->__data.__owner = 0;
+	tofutex__glibc_adopt(&tfx_mutex(g->m)->word, (uint32_t)tofutex__tid());
+	if (g->type == PTHREAD_MUTEX_RECURSIVE) {
+		__atomic_store_n(&tfx_mutex(g->m)->state, 0, __ATOMIC_RELAXED);
+		g->m->__data.__nusers = g->depth;
+	}
+}
+
+static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
+			       int type, clockid_t clockid,
+			       const struct timespec *abstime)
+{
+	struct tfx_glibc_wait g = { .m = m, .type = type };
+	int err;
+
+	if (!tfx_mutex_mine(m)) {
+		/* Not the owner: glibc's answers for glibc's checks. */
+		if (type == PTHREAD_MUTEX_ERRORCHECK ||
+		    type == PTHREAD_MUTEX_RECURSIVE)
+			return EPERM;
+	} else {
+		if (type == PTHREAD_MUTEX_RECURSIVE) {
+			g.depth = m->__data.__nusers;
+			m->__data.__nusers = 0;
+			__atomic_store_n(&tfx_mutex(m)->state, 1,
+					 __ATOMIC_RELAXED);
+		}
+		tofutex__glibc_handover(&tfx_mutex(m)->word);
+	}
+	tofutex__glibc_ran();
+	pthread_cleanup_push(tfx_glibc_wait_done, &g);
+	if (!abstime)
+		err = tfx_glibc()->cond_wait(c, m);
+	else
+		err = tfx_glibc()->cond_clockwait(c, m, clockid, abstime);
+	pthread_cleanup_pop(1);
+	return err;
+}
+
 int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
 	/* glibc validates @attr, zeroes the object and sets __wrefs. */
+	int err;
+
 	tfx_stats_cond_init(attr);
-	return tfx_glibc()->cond_init(c, attr);
+	err = tfx_glibc()->cond_init(c, attr);
+	/* glibc's wait may run on our mutexes from now on (lib/glibc.c). */
+	if (!err && !tfx_cond_ours(c))
+		tofutex__glibc_ran();
+	return err;
 }
 
 int pthread_cond_destroy(pthread_cond_t *c)
 {
 	if (!tfx_cond_ours(c))
 		return tfx_glibc()->cond_destroy(c);
-	while (tofutex_cond_destroy(tfx_cond(c)) == EBUSY)
-		sched_yield();
-	return 0;
+	return tofutex__cond_destroy_wait(tfx_cond(c));
 }
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	if (!tfx_cond_ours(c))
+	int type = tfx_mutex_type(m);
+
+	if (!tfx_cond_ours(c) && type < 0)
 		return tfx_glibc()->cond_wait(c, m);
+	if (!tfx_cond_ours(c))
+		return tfx_cond_wait_glibc(c, m, type, CLOCK_REALTIME, NULL);
 	return tfx_cond_wait(c, m, CLOCK_REALTIME, NULL);
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 			   const struct timespec *abstime)
 {
-	if (!tfx_cond_ours(c))
+	int type = tfx_mutex_type(m);
+
+	if (!tfx_cond_ours(c) && type < 0)
 		return tfx_glibc()->cond_timedwait(c, m, abstime);
+	if (!tfx_cond_ours(c))
+		return tfx_cond_wait_glibc(c, m, type,
+					   (tfx_cond_flags(c) &
+					    TFX_COND_MONOTONIC) ?
+					   CLOCK_MONOTONIC : CLOCK_REALTIME,
+					   abstime);
 	return tfx_cond_wait(c, m, (tfx_cond_flags(c) & TFX_COND_MONOTONIC) ?
 				   CLOCK_MONOTONIC : CLOCK_REALTIME, abstime);
 }
@@ -155,21 +244,29 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 			   clockid_t clockid, const struct timespec *abstime)
 {
-	if (!tfx_cond_ours(c))
+	int type = tfx_mutex_type(m);
+
+	if (!tfx_cond_ours(c) && type < 0)
 		return tfx_glibc()->cond_clockwait(c, m, clockid, abstime);
+	if (!tfx_cond_ours(c))
+		return tfx_cond_wait_glibc(c, m, type, clockid, abstime);
 	return tfx_cond_wait(c, m, clockid, abstime);
 }
 
 int pthread_cond_signal(pthread_cond_t *c)
 {
-	if (!tfx_cond_ours(c))
+	if (!tfx_cond_ours(c)) {
+		tofutex__glibc_ran();
 		return tfx_glibc()->cond_signal(c);
+	}
 	return tofutex_cond_signal(tfx_cond(c));
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
-	if (!tfx_cond_ours(c))
+	if (!tfx_cond_ours(c)) {
+		tofutex__glibc_ran();
 		return tfx_glibc()->cond_broadcast(c);
+	}
 	return tofutex_cond_broadcast(tfx_cond(c));
 }

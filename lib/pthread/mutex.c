@@ -20,11 +20,16 @@
  *   destroy while held    EBUSY
  *   consistent            EINVAL (none of these is robust)
  *
+ * A blocked locker sleeps until the unlock wakes it: libtofutex is asked
+ * for a non-robust lock (tofutex__mutex_clocklock(), robust false), whose
+ * waiters do not wake periodically to look for the owner's death.
+ *
  * An owner that exits holding the lock: these mutexes are not robust, so
  * the lock stays held by nobody ("stalled", POSIX's PTHREAD_MUTEX_STALLED
  * and glibc's behaviour): lock blocks, timed lock times out, trylock
- * fails with EBUSY. libtofutex notices the dead owner and hands the next
- * locker the word with EOWNERDEAD; we unlock it without making it
+ * fails with EBUSY. libtofutex notices the dead owner when a locker
+ * begins to wait (a waiter already asleep sleeps on, as glibc's) and
+ * hands that locker the word with EOWNERDEAD; we unlock it without making it
  * consistent, which leaves it not recoverable (@state, preload.h) and
  * every later locker told so; that is the stall. A NORMAL unlock clears
  * it, as glibc's releases a dead owner's lock. In the child of fork(), a
@@ -52,12 +57,36 @@ int tfx_mutex_type(const pthread_mutex_t *m)
 	return kind;
 }
 
+/*
+ * ERRORCHECK and RECURSIVE also keep their owner's TID in __owner, as
+ * glibc does (glibc's own code checks it, lib/glibc.c): while one of them
+ * is held, glibc's code waiting for it may have written its 2 over the
+ * owner's TID in the word, and the owner must still know itself.
+ */
+static inline bool tfx_owner_kept(int type)
+{
+	return type == PTHREAD_MUTEX_ERRORCHECK ||
+	       type == PTHREAD_MUTEX_RECURSIVE;
+}
+
 bool tfx_mutex_mine(pthread_mutex_t *m)
 {
 	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
+	uint32_t tid = (uint32_t)tofutex__tid();
 
-	return tofutex__is_self(word & TOFUTEX_TID_MASK,
-				(uint32_t)tofutex__tid());
+	return tofutex__is_self(word & TOFUTEX_TID_MASK, tid) ||
+	       (tfx_owner_kept(tfx_mutex_type(m)) &&
+		(uint32_t)__atomic_load_n(&m->__data.__owner,
+					  __ATOMIC_RELAXED) == tid);
+}
+
+/* The caller @tid took @m of @type. */
+static inline int tfx_locked(pthread_mutex_t *m, int type, uint32_t tid)
+{
+	if (tfx_owner_kept(type))
+		__atomic_store_n(&m->__data.__owner, (int)tid,
+				 __ATOMIC_RELAXED);
+	return 0;
 }
 
 static bool tfx_mutex_stalled(pthread_mutex_t *m)
@@ -170,12 +199,13 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 	tofutex_mutex_t *t = tfx_mutex(m);
 
 	for (;;) {
-		if (err == TFX_AGAIN && abstime)
-			err = tofutex_mutex_clocklock(t, clockid, abstime);
+		if (err == TFX_AGAIN && tfx_owner_kept(type) && tfx_mutex_mine(m))
+			err = EDEADLK;
 		else if (err == TFX_AGAIN)
-			err = tofutex_mutex_lock(t);
+			err = tofutex__mutex_clocklock(t, clockid, abstime,
+						       false);
 		if (__builtin_expect(!err, 1))
-			return 0;
+			return tfx_locked(m, type, (uint32_t)tofutex__tid());
 		err = tfx_lock_result(m, type, err, clockid, abstime);
 		if (err != TFX_AGAIN)
 			return err;
@@ -222,10 +252,12 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1))
 		err = tofutex__mutex_taken(t, 0);
+	else if (tfx_owner_kept(type) && tfx_mutex_mine(m))
+		err = EDEADLK;
 	else
-		err = tofutex__mutex_lock_rest(t, tid, word);
+		err = tofutex__mutex_lock_rest(t, tid, word, false);
 	if (__builtin_expect(!err, 1))
-		return 0;
+		return tfx_locked(m, type, tid);
 	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
 }
 
@@ -258,7 +290,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	err = tofutex_mutex_trylock(tfx_mutex(m));
 	switch (err) {
 	case 0:
-		return 0;
+		return tfx_locked(m, type, (uint32_t)tofutex__tid());
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))
 			return tfx_mutex_recurse(m);
@@ -287,6 +319,17 @@ static int tfx_unlock_any(pthread_mutex_t *m)
 	return tofutex__mutex_release(t, word, false);
 }
 
+/*
+ * An unlock of a NORMAL, DEFAULT or ADAPTIVE_NP word that holds glibc's
+ * 1 or 2 (glibc's own code locked it, lib/glibc.c): clear what glibc's
+ * lock wrote besides the word, as its unlock would, before the release:
+ * __owner must be 0 for glibc's next lock, which asserts so.
+ */
+static void tfx_mutex_unglibc(pthread_mutex_t *m)
+{
+	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
+}
+
 /* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
@@ -297,20 +340,40 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 	if (type < 0)
 		return tfx_glibc()->mutex_unlock(m);
-	if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers &&
-	    tfx_mutex_mine(m)) {
-		m->__data.__nusers--;
-		return 0;
+	if (tfx_owner_kept(type)) {
+		if (!tfx_mutex_mine(m))
+			return EPERM;
+		if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers) {
+			m->__data.__nusers--;
+			return 0;
+		}
+		/* 0 before the release: glibc's lock asserts it. */
+		__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
 	}
 	tid = (uint32_t)tofutex__tid();
 	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
 		return 0;
+	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
+		tfx_mutex_unglibc(m);
 	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
 		return tfx_unlock_any(m);
 	return err;
 }
+
+/*
+ * glibc's compat names of the same functions (the version script exports
+ * them at GLIBC_2.2.5): older binaries call these directly.
+ */
+#define TFX_COMPAT(name) \
+	extern __typeof(pthread_##name) __pthread_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+TFX_COMPAT(mutex_init);
+TFX_COMPAT(mutex_destroy);
+TFX_COMPAT(mutex_lock);
+TFX_COMPAT(mutex_trylock);
+TFX_COMPAT(mutex_unlock);
 
 int pthread_mutex_consistent(pthread_mutex_t *m)
 {

@@ -12,26 +12,41 @@
  * any other __kind (robust, priority inheritance or protection,
  * PTHREAD_PROCESS_SHARED, destroyed) goes to glibc untouched. A
  * pthread_cond_t is ours unless PTHREAD_PROCESS_SHARED (bit 0 of
- * __wrefs, which glibc's pthread_cond_init() writes).
+ * __wrefs, which glibc's pthread_cond_init() writes): a process-shared
+ * one may be shared with processes that do not run the preload.
  *
  * Layout of our mutexes (glibc 2.36, x86_64, struct __pthread_mutex_s):
  *   __lock  (0)  the TO lock word: tofutex_mutex_t.word (0 or the owner's
- *                TID, WAITERS, OWNER_DIED), so the kernel sees the word
+ *                TID, WAITERS, OWNER_DIED), so the kernel sees the word;
+ *                1 or 2 while glibc's own code holds it (lib/glibc.c)
  *   __count (4)  tofutex_mutex_t.state (libtofutex's own: 0, or not
  *                recoverable, which here means stalled, see mutex.c)
+ *   __owner (8)  ERRORCHECK, RECURSIVE: the owner's TID, as glibc keeps
+ *                it (its own code checks it); 0 otherwise
  *   __nusers(12) RECURSIVE: the number of locks beyond the first
  *   __kind  (16) the type, read only
  * Every field we use is zero in a mutex glibc's pthread_mutex_init() or
  * PTHREAD_MUTEX_INITIALIZER made, and zero means free: there is no
  * conversion step, so no thread, ours or glibc's, ever sees a
- * half-converted object. glibc's own code never runs on our mutexes:
- * every pthread function that takes a mutex and locks or unlocks it is
- * interposed (pthread_cond_* included); the rest (prioceiling) accept
- * only priority-protect mutexes, which are glibc's.
+ * half-converted object.
+ *
+ * What is interposed: every pthread function that takes a mutex and
+ * locks or unlocks it (pthread_cond_* included), by name in any version
+ * a program asks for, and glibc's compat names __pthread_mutex_{init,
+ * destroy,lock,trylock,unlock}@GLIBC_2.2.5; the rest (prioceiling) accept
+ * only priority-protect mutexes, which are glibc's. What is not: glibc's
+ * own code still reaches our mutexes from a plugin loaded with
+ * RTLD_DEEPBIND, through a function taken with dlsym() from a handle of
+ * libc.so.6 or libpthread.so.0, and inside glibc's wait on a
+ * process-shared condition variable used with one of our mutexes
+ * (cond.c). libtofutex interoperates with glibc's protocol on the word
+ * (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is kept where
+ * glibc looks (mutex.c); what remains is in tofutex-run(1), BUGS.
  *
  * Layout of our condition variables (struct __pthread_cond_s):
  *   bytes 0-23   a tofutex_cond_t (glibc's __wseq, __g1_start, __g_refs,
- *                which only glibc's own wait would use)
+ *                which only glibc's own wait would use); bytes 4-27 when
+ *                the object is 4- but not 8-byte aligned (packed)
  *   __wrefs (36) read only: bit 0 process-shared, bit 1 CLOCK_MONOTONIC
  *                (pthread_condattr_setclock())
  * Again all zero after pthread_cond_init() or PTHREAD_COND_INITIALIZER.

@@ -19,6 +19,7 @@
  * tofutex-run says so on stderr and runs it anyway (its exit status is
  * CMD's).
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -194,6 +195,11 @@ int main(int argc, char **argv)
 	if (!path) {
 		fprintf(stderr, "%s: %s is neither in %s nor next to %s (set TOFUTEX_RUN_LIBRARY)\n",
 			prog, TOFUTEX_RUN_SONAME, TOFUTEX_RUN_LIBDIR, prog);
+		return 127;
+	}
+	/* Its constructor refuses a backend that cannot be had (start.c). */
+	if (!dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+		fprintf(stderr, "%s: %s\n", prog, dlerror());
 		return 127;
 	}
 	if (find_cmd(argv[first], cmd, sizeof(cmd))) {

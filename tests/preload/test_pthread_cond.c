@@ -6,14 +6,16 @@
  * broadcast to every waiter, with mutexes of each kind (ours, and glibc's
  * robust one); the errors (EPERM, EINVAL, ETIMEDOUT) on both clocks and
  * the clock of pthread_condattr_setclock(); the mutex held after every
- * return; destroy right after a broadcast; cancellation of a waiter (its
- * cleanup handler runs with the mutex held); process-shared condition
- * variables staying glibc's.
+ * return; destroy right after a broadcast, and destroy waiting asleep for
+ * a waiter still inside; a condition variable that is only 4-byte aligned
+ * (a packed structure's member); cancellation of a waiter (its cleanup
+ * handler runs with the mutex held); process-shared condition variables
+ * staying glibc's.
  */
 #include <dlfcn.h>
 #include <sys/wait.h>
 
-#include "../common.h"
+#include "sleeping.h"
 
 /* Mutexes a condition variable is used with: ours, and glibc's. */
 enum { M_DEFAULT, M_ERRORCHECK, M_RECURSIVE, M_ROBUST, M_COUNT };
@@ -228,6 +230,112 @@ START_TEST(test_destroy_after_broadcast)
 }
 END_TEST
 
+/* ---- where glibc accepts it ---- */
+
+struct packed_wait {
+	pthread_mutex_t m;
+	pthread_cond_t *c;
+	int flag;
+};
+
+static void *packed_waiter(void *arg)
+{
+	struct packed_wait *p = arg;
+	int err = 0;
+
+	pthread_mutex_lock(&p->m);
+	while (!p->flag && !err)
+		err = pthread_cond_wait(p->c, &p->m);
+	pthread_mutex_unlock(&p->m);
+	return (void *)(intptr_t)err;
+}
+
+/* A condition variable 4 but not 8 bytes aligned works as glibc's does. */
+START_TEST(test_cond_packed_4_byte_aligned)
+{
+	static char buf[sizeof(pthread_cond_t) + 8] __attribute__((aligned(8)));
+	struct packed_wait p = { .m = PTHREAD_MUTEX_INITIALIZER,
+				 .c = (pthread_cond_t *)(void *)(buf + 4) };
+	struct timespec ts;
+	pthread_t t;
+	void *ret = NULL;
+
+	ck_assert_uint_eq((uintptr_t)p.c % 8, 4);
+	ck_assert_int_eq(pthread_cond_init(p.c, NULL), 0);
+	pthread_mutex_lock(&p.m);
+	ts = realtime_in(NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_timedwait(p.c, &p.m, &ts), ETIMEDOUT);
+	pthread_mutex_unlock(&p.m);
+	ck_assert_int_eq(pthread_create(&t, NULL, packed_waiter, &p), 0);
+	sleep_ns(10 * NSEC_PER_MSEC);
+	pthread_mutex_lock(&p.m);
+	p.flag = 1;
+	ck_assert_int_eq(pthread_cond_signal(p.c), 0);
+	pthread_mutex_unlock(&p.m);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_int_eq((int)(intptr_t)ret, 0);
+	ck_assert_int_eq(pthread_cond_broadcast(p.c), 0);
+	ck_assert_int_eq(pthread_cond_destroy(p.c), 0);
+}
+END_TEST
+
+struct destroy_wait {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	uint32_t waiter_tid, destroyer_tid;
+};
+
+static void unlock_cleanup(void *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+static void *forever_waiter(void *arg)
+{
+	struct destroy_wait *d = arg;
+
+	pthread_mutex_lock(&d->m);
+	__atomic_store_n(&d->waiter_tid, test_gettid(), __ATOMIC_RELEASE);
+	pthread_cleanup_push(unlock_cleanup, &d->m);
+	for (;;)
+		pthread_cond_wait(&d->c, &d->m);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+static void *destroyer(void *arg)
+{
+	struct destroy_wait *d = arg;
+
+	__atomic_store_n(&d->destroyer_tid, test_gettid(), __ATOMIC_RELEASE);
+	return (void *)(intptr_t)pthread_cond_destroy(&d->c);
+}
+
+/*
+ * pthread_cond_destroy() with a waiter still inside waits for it as
+ * glibc's does: asleep, not spinning, until the waiter leaves (here
+ * cancelled).
+ */
+START_TEST(test_cond_destroy_waits_asleep)
+{
+	struct destroy_wait d = { .m = PTHREAD_MUTEX_INITIALIZER,
+				  .c = PTHREAD_COND_INITIALIZER };
+	pthread_t w, t;
+	void *ret = NULL;
+
+	ck_assert_int_eq(pthread_create(&w, NULL, forever_waiter, &d), 0);
+	ck_assert(thread_asleep_within(&d.waiter_tid));
+	ck_assert_int_eq(pthread_create(&t, NULL, destroyer, &d), 0);
+	ck_assert_msg(thread_asleep_within(&d.destroyer_tid),
+		      "pthread_cond_destroy() never slept while a waiter was inside");
+	ck_assert_int_eq(pthread_cancel(w), 0);
+	ck_assert(join_within(w, &ret, TEST_WAIT_NS));
+	ck_assert(ret == PTHREAD_CANCELED);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_int_eq((int)(intptr_t)ret, 0);
+}
+END_TEST
+
 /* ---- errors and clocks ---- */
 
 START_TEST(test_errors)
@@ -415,6 +523,12 @@ static Suite *pthread_cond_suite(void)
 	tcase_add_loop_test(tc, test_producer_consumer, 0, M_COUNT);
 	tcase_add_loop_test(tc, test_broadcast_all, 0, M_COUNT);
 	tcase_add_test(tc, test_destroy_after_broadcast);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("as glibc");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_cond_packed_4_byte_aligned);
+	tcase_add_test(tc, test_cond_destroy_waits_asleep);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

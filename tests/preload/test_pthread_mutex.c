@@ -4,14 +4,16 @@
  * that calls glibc's pthread_mutex_* names and runs under tofutex-run
  * (LD_PRELOAD). Every documented error return of each type, mutual
  * exclusion, the pass-through of robust, priority-inheritance and
- * process-shared mutexes to glibc, fork() with held locks, and a thread
- * that exits holding a lock. The first test fails when the preload is not
+ * process-shared mutexes to glibc, fork() with held locks, a thread
+ * that exits holding a lock, and a blocked locker that sleeps until the
+ * unlock without waking in between. The first test fails when the preload is not
  * in effect, so that the rest cannot pass on glibc's own mutexes.
  */
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "../common.h"
+#include "sleeping.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 
@@ -292,6 +294,58 @@ static void *count_main(void *arg)
 	return NULL;
 }
 
+struct blocked {
+	pthread_mutex_t m;
+	uint32_t tid;
+	long switches;
+};
+
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw;
+}
+
+static void *blocked_main(void *arg)
+{
+	struct blocked *b = arg;
+	long before = voluntary_switches();
+
+	__atomic_store_n(&b->tid, test_gettid(), __ATOMIC_RELEASE);
+	pthread_mutex_lock(&b->m);
+	b->switches = voluntary_switches() - before;
+	pthread_mutex_unlock(&b->m);
+	return NULL;
+}
+
+/*
+ * A thread blocked on a held mutex sleeps until the unlock, as glibc's
+ * does: none of these mutexes is robust, so there is no owner to watch
+ * for death (a periodic check would wake it dozens of times a second).
+ * Its voluntary context switches over a one-second wait stay few: the
+ * sleep and the wake-up, and a little slack for the machine.
+ */
+START_TEST(test_blocked_locker_not_woken_until_unlock)
+{
+	struct blocked b = { .switches = -1 };
+	pthread_t t;
+
+	mutex_make(&b.m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&b.m), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, blocked_main, &b), 0);
+	ck_assert(thread_asleep_within(&b.tid));
+	sleep_ns(NSEC_PER_SEC);
+	ck_assert_int_eq(pthread_mutex_unlock(&b.m), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_msg(b.switches >= 0 && b.switches <= 10,
+		      "the blocked locker woke %ld times in one second",
+		      b.switches);
+}
+END_TEST
+
 START_TEST(test_mutual_exclusion)
 {
 	struct counter c = { .per_thread = scaled(20000, 1000), .type = _i };
@@ -515,6 +569,8 @@ static Suite *pthread_mutex_suite(void)
 	tc = tcase_create("exclusion");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_mutual_exclusion, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_blocked_locker_not_woken_until_unlock, 0,
+			    T_COUNT);
 	tcase_add_test(tc, test_contended_lock_uses_backend);
 	suite_add_tcase(s, tc);
 

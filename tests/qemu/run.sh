@@ -382,6 +382,8 @@ guest() {
 			cp "$bin" "$root/tests/preload/"
 			pack_libs "$root" "$bin"
 		done
+		# Plugins the preload's programs load from their own directory.
+		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
 		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
 	else
 		pack_preload "$root"

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, glibc's own code on the preload's
+ * mutexes (under tofutex-run). Four ways a program reaches glibc's mutex
+ * functions besides the names the preload replaces:
+ *
+ *   compat    glibc's __pthread_mutex_* at GLIBC_2.2.5, which older
+ *             binaries call: the preload exports them, so they are ours
+ *   dlsym     pthread_mutex_lock() taken with dlsym() from a
+ *             dlopen("libpthread.so.0") handle (or libc.so.6's, where
+ *             the stub is not installed): glibc's
+ *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
+ *             its calls are glibc's
+ *   pshared   a PTHREAD_PROCESS_SHARED condition variable waited on with
+ *             one of our mutexes: glibc's wait unlocks and relocks it
+ *
+ * Whichever code runs on a mutex, a lock waits for the holder's unlock
+ * and is woken by it, exclusion holds, and the wait returns with the
+ * mutex held, for each type the preload runs.
+ */
+#include <dlfcn.h>
+#include <libgen.h>
+
+#include "sleeping.h"
+
+#define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
+#define PLUGIN_NAME "libtfx-plugin-deepbind.so"
+
+enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
+static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
+
+enum { T_DEFAULT, T_ERRORCHECK, T_RECURSIVE, T_COUNT };
+
+typedef int (*mutex_fn)(pthread_mutex_t *);
+
+struct way {
+	mutex_fn lock, unlock;
+};
+
+static void mutex_make(pthread_mutex_t *m, int t)
+{
+	static const int kind[T_COUNT] = {
+		PTHREAD_MUTEX_DEFAULT, PTHREAD_MUTEX_ERRORCHECK,
+		PTHREAD_MUTEX_RECURSIVE,
+	};
+	pthread_mutexattr_t a;
+
+	ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+	ck_assert_int_eq(pthread_mutexattr_settype(&a, kind[t]), 0);
+	ck_assert_int_eq(pthread_mutex_init(m, &a), 0);
+	pthread_mutexattr_destroy(&a);
+}
+
+static bool is_preloads(void *fn)
+{
+	Dl_info info;
+
+	return dladdr(fn, &info) && info.dli_fname &&
+	       strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME);
+}
+
+/* The plugin, next to this program. */
+static void *plugin_open(void)
+{
+	char self[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	void *h;
+
+	ck_assert(n > 0);
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dirname(self), PLUGIN_NAME);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(h, "%s", dlerror());
+	return h;
+}
+
+/* The lock and unlock a program gets the way @w. */
+static struct way way_get(int w)
+{
+	struct way f = { NULL, NULL };
+	pthread_mutex_t probe = PTHREAD_MUTEX_INITIALIZER;
+	void *h;
+
+	switch (w) {
+	case W_COMPAT:
+		f.lock = (mutex_fn)dlvsym(RTLD_DEFAULT, "__pthread_mutex_lock",
+					  "GLIBC_2.2.5");
+		f.unlock = (mutex_fn)dlvsym(RTLD_DEFAULT,
+					    "__pthread_mutex_unlock",
+					    "GLIBC_2.2.5");
+		break;
+	case W_DLSYM:
+		/* libpthread.so.0 is a stub of libc.so.6's; either will do. */
+		h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
+		ck_assert_msg(h, "%s", dlerror());
+		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
+		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
+		ck_assert(f.lock && !is_preloads((void *)f.lock));
+		break;
+	case W_DEEPBIND:
+		h = plugin_open();
+		f.lock = (mutex_fn)dlsym(h, "tfx_plugin_lock");
+		f.unlock = (mutex_fn)dlsym(h, "tfx_plugin_unlock");
+		ck_assert(f.lock && f.unlock);
+		/* glibc's lock writes 1, not our TID: glibc's code runs. */
+		ck_assert_int_eq(f.lock(&probe), 0);
+		ck_assert_int_eq(probe.__data.__lock, 1);
+		ck_assert_int_eq(f.unlock(&probe), 0);
+		break;
+	}
+	ck_assert(f.lock && f.unlock);
+	return f;
+}
+
+START_TEST(test_compat_symbols_are_the_preloads)
+{
+	static const char *const names[] = {
+		"__pthread_mutex_init", "__pthread_mutex_destroy",
+		"__pthread_mutex_lock", "__pthread_mutex_trylock",
+		"__pthread_mutex_unlock",
+	};
+	unsigned int i;
+	void *fn;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fn = dlvsym(RTLD_DEFAULT, names[i], "GLIBC_2.2.5");
+		ck_assert_msg(fn && is_preloads(fn),
+			      "%s@GLIBC_2.2.5 is not the preload's", names[i]);
+	}
+}
+END_TEST
+
+/* ---- one side locks, the other waits, either way round ---- */
+
+struct hand {
+	pthread_mutex_t m;
+	struct way f;
+	uint32_t tid;
+	int ret;
+};
+
+static void *hand_way_main(void *arg)
+{
+	struct hand *h = arg;
+
+	__atomic_store_n(&h->tid, test_gettid(), __ATOMIC_RELEASE);
+	h->ret = h->f.lock(&h->m);
+	if (!h->ret)
+		h->ret = h->f.unlock(&h->m);
+	return NULL;
+}
+
+static void *hand_ours_main(void *arg)
+{
+	struct hand *h = arg;
+
+	__atomic_store_n(&h->tid, test_gettid(), __ATOMIC_RELEASE);
+	h->ret = pthread_mutex_lock(&h->m);
+	if (!h->ret)
+		h->ret = pthread_mutex_unlock(&h->m);
+	return NULL;
+}
+
+/* _i: way * T_COUNT + type. */
+START_TEST(test_glibc_code_waits_for_and_wakes_ours)
+{
+	struct hand h = { .f = way_get(_i / T_COUNT), .ret = -1 };
+	pthread_t t;
+
+	mutex_make(&h.m, _i % T_COUNT);
+
+	/* Ours holds, the other way waits and is woken by our unlock. */
+	ck_assert_int_eq(pthread_mutex_lock(&h.m), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hand_way_main, &h), 0);
+	ck_assert(thread_asleep_within(&h.tid));
+	ck_assert_int_eq(pthread_mutex_unlock(&h.m), 0);
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
+		      "%s: a waiter sleeps on after our unlock", way_name[_i / T_COUNT]);
+	ck_assert_int_eq(h.ret, 0);
+
+	/* The other way holds, ours waits and is woken by its unlock. */
+	h.tid = 0;
+	h.ret = -1;
+	ck_assert_int_eq(h.f.lock(&h.m), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hand_ours_main, &h), 0);
+	ck_assert(thread_asleep_within(&h.tid));
+	ck_assert_int_eq(h.f.unlock(&h.m), 0);
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
+		      "%s: our waiter sleeps on after its unlock", way_name[_i / T_COUNT]);
+	ck_assert_int_eq(h.ret, 0);
+
+	/* Free again, for either. */
+	ck_assert_int_eq(pthread_mutex_trylock(&h.m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&h.m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&h.m), 0);
+}
+END_TEST
+
+struct count {
+	pthread_mutex_t m;
+	struct way f;
+	unsigned long n, total;
+};
+
+static void *count_way_main(void *arg)
+{
+	struct count *c = arg;
+	unsigned long i;
+
+	for (i = 0; i < c->n; i++) {
+		TCHECK(c->f.lock(&c->m) == 0, "lock failed");
+		c->total++;
+		TCHECK(c->f.unlock(&c->m) == 0, "unlock failed");
+	}
+	return NULL;
+}
+
+static void *count_ours_main(void *arg)
+{
+	struct count *c = arg;
+	unsigned long i;
+
+	for (i = 0; i < c->n; i++) {
+		TCHECK(pthread_mutex_lock(&c->m) == 0, "lock failed");
+		c->total++;
+		TCHECK(pthread_mutex_unlock(&c->m) == 0, "unlock failed");
+	}
+	return NULL;
+}
+
+/* _i: way * T_COUNT + type. Two threads of each kind. */
+START_TEST(test_glibc_code_mutual_exclusion)
+{
+	struct count c = { .f = way_get(_i / T_COUNT),
+			   .n = scaled(20000, 1000) };
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	mutex_make(&c.m, _i % T_COUNT);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						i % 2 ? count_ours_main :
+							count_way_main, &c), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS * 3),
+			      "%s: a locker hangs", way_name[_i / T_COUNT]);
+	tfail_assert();
+	ck_assert_uint_eq(c.total, 4 * c.n);
+	ck_assert_int_eq(pthread_mutex_destroy(&c.m), 0);
+}
+END_TEST
+
+/* ---- a process-shared condition variable with one of our mutexes ---- */
+
+#define PSHARED_ITEMS 2000
+
+struct pshared {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	unsigned int items, taken;
+};
+
+static int pshared_lock(struct pshared *p)
+{
+	return pthread_mutex_lock(&p->m);
+}
+
+static int pshared_unlock(struct pshared *p)
+{
+	return pthread_mutex_unlock(&p->m);
+}
+
+static void *pshared_consumer(void *arg)
+{
+	struct pshared *p = arg;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < PSHARED_ITEMS; i++) {
+		TCHECK(pshared_lock(p) == 0, "lock failed");
+		while (!p->items) {
+			err = pthread_cond_wait(&p->c, &p->m);
+			if (err) {
+				TFAIL("pthread_cond_wait: %d", err);
+				pshared_unlock(p);
+				return NULL;
+			}
+		}
+		p->items--;
+		p->taken++;
+		TCHECK(pshared_unlock(p) == 0, "unlock after the wait failed");
+	}
+	return NULL;
+}
+
+/* _i: the type. Exact counts, every wait returning with the mutex. */
+START_TEST(test_pshared_cond_with_our_mutex)
+{
+	struct pshared p = { .items = 0 };
+	pthread_condattr_t a;
+	unsigned int i;
+	pthread_t t;
+
+	tfail_reset();
+	mutex_make(&p.m, _i);
+	pthread_condattr_init(&a);
+	pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_cond_init(&p.c, &a), 0);
+	pthread_condattr_destroy(&a);
+	ck_assert_int_eq(pthread_create(&t, NULL, pshared_consumer, &p), 0);
+	for (i = 0; i < PSHARED_ITEMS; i++) {
+		ck_assert_int_eq(pshared_lock(&p), 0);
+		p.items++;
+		ck_assert_int_eq(pthread_cond_signal(&p.c), 0);
+		ck_assert_int_eq(pshared_unlock(&p), 0);
+	}
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS * 3),
+		      "the waiter hangs");
+	tfail_assert();
+	ck_assert_uint_eq(p.taken, PSHARED_ITEMS);
+	ck_assert_int_eq(pthread_mutex_lock(&p.m), 0);
+	if (_i != T_DEFAULT)
+		ck_assert_int_eq(pthread_mutex_lock(&p.m),
+				 _i == T_ERRORCHECK ? EDEADLK : 0);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(&p.m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&p.m), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&p.c), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&p.m), 0);
+}
+END_TEST
+
+static Suite *glibc_code_suite(void)
+{
+	Suite *s = suite_create("glibc's code on libtofutex-pthread's mutexes");
+	TCase *tc;
+
+	tc = tcase_create("compat");
+	tcase_add_test(tc, test_compat_symbols_are_the_preloads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ways");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_glibc_code_waits_for_and_wakes_ours, 0,
+			    W_COUNT * T_COUNT);
+	tcase_add_loop_test(tc, test_glibc_code_mutual_exclusion, 0,
+			    W_COUNT * T_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pshared");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_pshared_cond_with_our_mutex, 0, T_COUNT);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(glibc_code_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

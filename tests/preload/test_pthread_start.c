@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, start-up (under tofutex-run): a backend
+ * forced with TOFUTEX_BACKEND=module that cannot be had stops the program
+ * before it runs, with one line that says why, both under tofutex-run and
+ * with LD_PRELOAD alone (never a pthread function failing with an error
+ * glibc's cannot return); where the module is there, the program runs. A
+ * TOFUTEX_* value that is not valid is reported once, by the program
+ * (not again by tofutex-run), which then runs. Each case starts this
+ * program again as a child (--ran: print "ran" and exit).
+ */
+#include <libgen.h>
+#include <sys/wait.h>
+
+#include "../common.h"
+
+#define RAN_ARG "--ran"
+
+/* The preload library (from LD_PRELOAD) and tofutex-run next to it. */
+static void preload_paths(char *lib, size_t liblen, char *run, size_t runlen)
+{
+	const char *env = getenv("LD_PRELOAD");
+	char dir[PATH_MAX];
+	size_t n;
+
+	ck_assert_msg(env && *env, "run under tofutex-run");
+	n = strcspn(env, ": ");
+	ck_assert(n < liblen && n < sizeof(dir));
+	memcpy(lib, env, n);
+	lib[n] = '\0';
+	memcpy(dir, lib, n + 1);
+	snprintf(run, runlen, "%s/../bin/tofutex-run", dirname(dir));
+	ck_assert_msg(access(run, X_OK) == 0, "no %s", run);
+}
+
+struct result {
+	int status;
+	char out[256], err[2048];
+};
+
+static void read_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len - 1 &&
+	       ((n = read(fd, buf + got, len - 1 - got)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
+	buf[got] = '\0';
+	close(fd);
+}
+
+/*
+ * Run this program (--ran) with @var=@value, under tofutex-run (@run) or
+ * with LD_PRELOAD=@lib alone (@run NULL).
+ */
+static void run_self(const char *run, const char *lib, const char *var,
+		     const char *value, struct result *r)
+{
+	char self[PATH_MAX];
+	int po[2], pe[2];
+	ssize_t n;
+	pid_t pid;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert(n > 0);
+	self[n] = '\0';
+	ck_assert_int_eq(pipe(po), 0);
+	ck_assert_int_eq(pipe(pe), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		unsetenv("TOFUTEX_BACKEND");
+		setenv(var, value, 1);
+		if (run) {
+			unsetenv("LD_PRELOAD");
+			execl(run, run, self, RAN_ARG, (char *)NULL);
+		} else {
+			setenv("LD_PRELOAD", lib, 1);
+			execl(self, self, RAN_ARG, (char *)NULL);
+		}
+		_exit(126);
+	}
+	close(po[1]);
+	close(pe[1]);
+	read_all(po[0], r->out, sizeof(r->out));
+	read_all(pe[0], r->err, sizeof(r->err));
+	ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
+}
+
+static unsigned int count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static bool module_usable(void)
+{
+	int fd = open("/dev/" TOFUTEX_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* _i: 0 under tofutex-run, 1 with LD_PRELOAD alone. */
+START_TEST(test_forced_backend_missing_stops_program)
+{
+	char lib[PATH_MAX], run[PATH_MAX + 32];
+	struct result r;
+
+	preload_paths(lib, sizeof(lib), run, sizeof(run));
+	run_self(_i ? NULL : run, lib, "TOFUTEX_BACKEND", "module", &r);
+	if (module_usable()) {
+		ck_assert_msg(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
+			      "status %#x: %s", r.status, r.err);
+		ck_assert_str_eq(r.out, "ran\n");
+		return;
+	}
+	ck_assert_msg(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127,
+		      "status %#x, stdout %s", r.status, r.out);
+	ck_assert_msg(!r.out[0], "the program ran: %s", r.out);
+	ck_assert_msg(count_lines(r.err) == 1 &&
+		      strstr(r.err, "TOFUTEX_BACKEND=module") &&
+		      strstr(r.err, "/dev/" TOFUTEX_DEVICE_NAME),
+		      "stderr: %s", r.err);
+}
+END_TEST
+
+/* _i: 0 under tofutex-run, 1 with LD_PRELOAD alone. */
+START_TEST(test_not_valid_reported_once_program_runs)
+{
+	char lib[PATH_MAX], run[PATH_MAX + 32];
+	struct result r;
+
+	preload_paths(lib, sizeof(lib), run, sizeof(run));
+	run_self(_i ? NULL : run, lib, "TOFUTEX_SPIN_NS", "fast", &r);
+	ck_assert_msg(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
+		      "status %#x: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "ran\n");
+	ck_assert_msg(count_lines(r.err) == 1 &&
+		      strstr(r.err, "TOFUTEX_SPIN_NS=fast is not valid; using the default"),
+		      "stderr: %s", r.err);
+}
+END_TEST
+
+static Suite *pthread_start_suite(void)
+{
+	Suite *s = suite_create("libtofutex-pthread start-up");
+	TCase *tc;
+
+	tc = tcase_create("start");
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_loop_test(tc, test_forced_backend_missing_stops_program, 0, 2);
+	tcase_add_loop_test(tc, test_not_valid_reported_once_program_runs, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc > 1 && !strcmp(argv[1], RAN_ARG)) {
+		printf("ran\n");
+		return 0;
+	}
+	sr = srunner_create(pthread_start_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
