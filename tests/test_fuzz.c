@@ -779,7 +779,9 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 			       gen_clock(r, &a.lock.deadline_ns);
 		a.lock.status = (uint32_t)rnd(r);
 		a.lock.reserved = gen_reserved(r);
-		invalid = (a.lock.flags & ~TOFUTEX_LOCK_FLAGS) ||
+		invalid = (a.lock.flags & ~(c.op == OP_LOCK ?
+					    TOFUTEX_LOCK_FLAGS :
+					    TOFUTEX_RWLOCK_FLAGS)) ||
 			  a.lock.reserved;
 		/*
 		 * Without the deadline flag only when the call is invalid,
@@ -1097,7 +1099,11 @@ static void fuzz_private(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		check_result(t, &c, ret, e);
 		return;
 	}
-	/* The word is ours (maybe OWNER_DIED): the kernel releases it. */
+	/*
+	 * The word is ours (maybe OWNER_DIED): the kernel releases it, and
+	 * OWNER_DIED stays until the user clears it.
+	 */
+	before = word & OWNER_DIED;
 	c.op = OP_UNLOCK;
 	c.cmd = TOFUTEX_IOC_UNLOCK;
 	c.exact = 0;
@@ -1106,8 +1112,9 @@ static void fuzz_private(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 	ret = do_ioctl(c.cmd, &ul, &e);
 	t->calls++;
 	check_result(t, &c, ret, e);
-	TCHECK(e || (word == 0 && ul.woken == 0),
-	       "private UNLOCK: word 0x%08x woken %u", word, ul.woken);
+	TCHECK(e || (word == before && ul.woken == 0),
+	       "private UNLOCK: word 0x%08x (want 0x%08x) woken %u", word,
+	       before, ul.woken);
 }
 
 static void *fuzz_main(void *arg)
