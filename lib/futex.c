@@ -18,11 +18,14 @@
  *
  * glibc owns the kernel's robust list of every thread, so a thread that
  * exits holding a word is not reported by the kernel as it is for robust
- * futexes. A waiter finds out itself, as the module does: it looks at the
- * owner's TID when it starts waiting and, for a robust lock (every
- * tofutex_mutex_t), whenever it slept TOFUTEX_POLL_NS without being woken;
- * a waiter of a non-robust one (the pthread preload's) sleeps until the
- * unlock, as glibc's do, and never notices an owner that dies meanwhile.
+ * futexes. A waiter of a robust lock (every tofutex_mutex_t) finds out
+ * itself, as the module does: it looks at the owner's TID when it starts
+ * waiting and whenever it slept TOFUTEX_POLL_NS without being woken. A
+ * waiter of a non-robust one (the pthread preload's) never looks, as
+ * glibc's do not: it sleeps until the unlock, and an owner that died
+ * leaves the lock held for good. Not looking also saves the tgkill() of
+ * the look on every contended lock: a broadcast's waiters, each moved onto
+ * the mutex and relocking it, would pay one each.
  * A TID that is no thread of this process either
  * names a thread of another process (the word is in shared memory; EPERM,
  * never taken, as the module does), or nobody: then the owner died, and
@@ -150,7 +153,7 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 			const struct tofutex__deadline *dl, bool robust)
 {
 	uint32_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
-	bool check_owner = true;
+	bool check_owner = robust;
 	int err;
 
 	for (;;) {
@@ -189,7 +192,7 @@ int tofutex__futex_lock(uint32_t *word, uint32_t tid,
 		if (err == ETIMEDOUT) {
 			if (tofutex__deadline_passed(dl))
 				return ETIMEDOUT;
-			check_owner = true;
+			check_owner = robust;
 		}
 		/* 0, EAGAIN, EINTR (a lock is not interrupted): look again. */
 		w = __atomic_load_n(word, __ATOMIC_RELAXED);
