@@ -99,7 +99,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins bench-bins deps deps-build \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native bench-native \
+	check-native check-glibc glibc-tests bench-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help
 
@@ -260,6 +260,20 @@ check-native: deps-build
 bench-host: deps-build
 	+@$(RUN) bench-host
 
+# glibc's own tests about mutexes, condition variables and their
+# cancellation (tests/glibc/tests.list), built from Debian's glibc-source
+# into build/glibc (nothing of glibc's is kept in the tree), each run stock
+# and under tofutex-run. `make check` runs them natively (futex backend)
+# and in every guest (module and futex backends); check-glibc runs only
+# them, natively: GLIBC_TESTS="tst-cond1 ..." to choose.
+glibc-tests:
+	@tests/deps.sh glibc
+	@tests/glibc/build.sh build/glibc
+
+check-glibc:
+	@tests/deps.sh glibc
+	+@$(RUN) check-glibc
+
 # bench_cond and bench_lock on this machine without the module: libtofutex
 # runs on its futex backend, against glibc, on real CPUs (bench_lock: the
 # tofutex lock against glibc's default and adaptive mutexes). Raw output
@@ -388,6 +402,8 @@ help:
 	@echo 'make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
 	@echo 'make check-host      tests on this host (module loaded: modprobe tofutex)'
 	@echo 'make check-native    library suites on this host, futex backend (no module)'
+	@echo 'make check-glibc     glibc'"'"'s own mutex/condvar/cancellation tests on this host,'
+	@echo '                     stock and under tofutex-run (futex backend)'
 	@echo 'make bench-native    bench_cond, bench_lock on this host, futex backend'
 	@echo 'make bench-host      benchmarks on this host'
 	@echo 'make lint-kernel     checkpatch.pl on the module sources'

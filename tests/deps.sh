@@ -13,6 +13,8 @@
 #   headers  headers of both supported Debian kernels: `make` with the
 #            default KDIR
 #   man      groff and mandoc: `make lint-man` (run by `make check`)
+#   glibc    compiler and glibc-source, the sources of glibc's own tests
+#            (tests/glibc/): `make check-glibc`
 #   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
 #
 # When something is missing and it cannot install (not root, no apt-get),
@@ -35,13 +37,15 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # DKMS, and gnuplot for the benchmark's charts. The real programs run
 # under tofutex-run in the guests (tests/programs/), packed with their
 # shared libraries: sysbench, stress-ng, pigz, memcached and its load
-# generator (memcslap from libmemcached-tools).
+# generator (memcslap from libmemcached-tools). glibc-source: glibc's own
+# tests, built by tests/glibc/build.sh.
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
-     sysbench stress-ng pigz memcached libmemcached-tools)
+     sysbench stress-ng pigz memcached libmemcached-tools glibc-source)
 man=(groff-base mandoc)
+glibc=(build-essential xz-utils glibc-source)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
 deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
@@ -61,8 +65,9 @@ for g in "$@"; do
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
 	man) want+=("${man[@]}") ;;
+	glibc) want+=("${glibc[@]}") ;;
 	deb) want+=("${deb[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb)" >&2; exit 2 ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, glibc, deb)" >&2; exit 2 ;;
 	esac
 done
 
