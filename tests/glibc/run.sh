@@ -21,7 +21,8 @@
 # Environment: TOFUTEX_RUN (default: tofutex-run from PATH), GLIBC_TESTS_OUT
 # (logs, default DIR/out), GLIBC_TEST_TIMEOUT (seconds a run may take
 # before it is killed from outside, default 300; glibc's test driver has
-# its own limit, scaled by TIMEOUTFACTOR), GLIBC_TESTS (only these tests).
+# its own limit, scaled by TIMEOUTFACTOR), GLIBC_TESTS (only these tests),
+# GLIBC_GROUPS (only the tests of these groups).
 #
 # POSIX sh: it runs under busybox in the guests as well.
 set -u
@@ -48,6 +49,7 @@ if [ "${1-}" = --one ]; then
 	eval "set -- $args"
 	log=$out/$name.$mode.log
 	cd "$out" || exit 1
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	if [ "$mode" = stock ]; then
 		timeout "${GLIBC_TEST_TIMEOUT:-300}" "$bin" "$@" >"$log" 2>&1
 	else
@@ -61,6 +63,8 @@ if [ "${1-}" = --one ]; then
 		rc=output
 	fi
 	echo "$rc" >"$out/$name.$mode.rc"
+	awk -v a="$t0" -v n="$name" -v m="$mode" '{ printf "%s %s %.1f\n", n, m, $1 - a }' \
+		/proc/uptime >>"$out/times"
 	exit 0
 fi
 
@@ -71,10 +75,11 @@ backends=$*
 out=${GLIBC_TESTS_OUT:-$dir/out}
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 mkdir -p "$out"
-rm -f "$out"/*.log "$out"/*.rc "$out/missing" "$out/selected"
+rm -f "$out"/*.log "$out"/*.rc "$out/missing" "$out/selected" "$out/times"
 
 # The tests to run: "NAME GROUP" for each one built.
-awk '!/^#/ && NF >= 3 && $3 != "skip" { print $1, $3 }' "$dir/tests.list" |
+awk -v g=" ${GLIBC_GROUPS-} " '!/^#/ && NF >= 3 && $3 != "skip" &&
+	(g == "  " || index(g, " " $3 " ")) { print $1, $3 }' "$dir/tests.list" |
 while read -r name group; do
 	if [ -n "${GLIBC_TESTS-}" ] && ! echo " $GLIBC_TESTS " | grep -q " $name "; then
 		continue
@@ -121,7 +126,7 @@ summary() {
 	done
 }
 
-summary "glibc tests" "cond mutex cancel"
+summary "glibc tests" "cond mutex cancel slow"
 summary "glibc tests, rwlock" "rwlock"
 summary "glibc tests, glibc's mutex types" "glibc"
 
@@ -151,4 +156,7 @@ while read -r name group; do
 	done
 done <"$out/selected"
 [ ! -e "$out/missing" ] || fail=$((fail + $(wc -l <"$out/missing")))
+# The slowest runs, for whoever tunes GLIBC_GROUPS and the timeouts.
+echo "glibc tests: slowest runs (s): $(sort -k3 -n -r "$out/times" | head -n 5 |
+	awk '{ printf "%s%s %s %s", NR > 1 ? ", " : "", $1, $2, $3 }')"
 [ "$fail" = 0 ]
