@@ -158,5 +158,5 @@ done <"$out/selected"
 [ ! -e "$out/missing" ] || fail=$((fail + $(wc -l <"$out/missing")))
 # The slowest runs, for whoever tunes GLIBC_GROUPS and the timeouts.
 echo "glibc tests: slowest runs (s): $(sort -k3 -n -r "$out/times" | head -n 5 |
-	awk '{ printf "%s%s %s %s", NR > 1 ? ", " : "", $1, $2, $3 }')"
+	awk '{ printf "%s%s %s %s", (NR > 1 ? ", " : ""), $1, $2, $3 }')"
 [ "$fail" = 0 ]
