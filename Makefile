@@ -103,7 +103,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native bench-native \
+	check-native check-glibc glibc-tests bench-native \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -294,15 +294,16 @@ check-kernel:
 # (KASAN, lockdep, UBSAN) do not depend on the preemption model, so the
 # second boot bounds it at DEBUG_NONE_FUZZ_SECONDS: that boot then takes a
 # few minutes instead of the first boot's quarter of an hour. The real programs
-# (tests/programs/) run on the distro kernels only: under this kernel's
-# 10-20x slow-down they would take most of the guest's time limit.
+# (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
+# kernels only: under this kernel's 10-20x slow-down they would take most
+# of the guest's time limit.
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 TOFUTEX_FUZZ_SECONDS=900 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
 check-debug:
 	@tests/deps.sh all
 	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 $(MAKE) --no-print-directory check-kernel \
+	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
 		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
 	full=0 none=0 && \
@@ -330,6 +331,20 @@ bench-host:
 	@test -c /dev/tofutex || { echo "bench-host: /dev/tofutex is missing: load the module first (modprobe tofutex)" >&2; exit 1; }
 	@tests/deps.sh build
 	+@$(RUN) bench-host
+
+# glibc's own tests about mutexes, condition variables and their
+# cancellation (tests/glibc/tests.list), built from Debian's glibc-source
+# into build/glibc (nothing of glibc's is kept in the tree), each run stock
+# and under tofutex-run. `make check` runs them natively (futex backend)
+# and in every guest (module and futex backends); check-glibc runs only
+# them, natively: GLIBC_TESTS="tst-cond1 ..." to choose.
+glibc-tests:
+	@tests/deps.sh glibc
+	@tests/glibc/build.sh build/glibc
+
+check-glibc:
+	@tests/deps.sh glibc
+	+@$(RUN) check-glibc
 
 # The benchmarks on this machine without the module: libtofutex runs on its
 # futex backend, against glibc, on real CPUs. bench_cond; bench_rwlock
@@ -482,6 +497,8 @@ help:
 	@echo '  make check-native    library suites on this host, futex backend (seconds, no module)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on each installed Debian 6.1/6.12 kernel'
+	@echo '  make check-glibc     glibc'"'"'s own mutex/condvar/cancellation/rwlock tests, stock and'
+	@echo '                       under tofutex-run, on this host (futex backend)'
 	@echo '  make check-docs      README C blocks, tofutex(3) example, documented targets, versions'
 	@echo '  make check-examples  <tofutex.h> in C99/C++11, examples/ built and run, tofutex-run'
 	@echo '  make dist-check      make lib + check-examples in the unpacked tarball'
@@ -517,7 +534,9 @@ help:
 	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
 	@echo '  TEST_TIMEOUT         seconds per program in the guest'
 	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
+	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
+	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock in bench-native, e.g. "-s 0.1 -r 3"'

@@ -13,6 +13,8 @@
 #   headers  headers of both supported Debian kernels: `make` with the
 #            default KDIR
 #   man      groff and mandoc: `make lint-man` (run by `make check`)
+#   glibc    compiler and glibc-source, the sources of glibc's own tests
+#            (tests/glibc/): `make check-glibc`
 #   deb      Debian's packaging tools and lintian: `make deb`, `make deb-check`
 #   docs     the compilers, pkg-config and CMake: `make check-docs`,
 #            `make check-examples` (run by `make check`)
@@ -49,15 +51,17 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # under tofutex-run in the guests (tests/programs/), packed with their
 # shared libraries: sysbench, stress-ng, pigz, memcached and its load
 # generator (memcslap from libmemcached-tools), and GLib's GRWLock tests
-# (libglib2.0-tests).
+# (libglib2.0-tests). glibc-source: glibc's own tests, built by
+# tests/glibc/build.sh.
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
-     cmake pkg-config)
+     glibc-source cmake pkg-config)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
+glibc=(build-essential xz-utils glibc-source)
 # The real programs `make bench-native` runs on the build machine: the
 # guest's, plus xz, zstd and plzip with two threads and a threaded python3
 # program; strace and perf (linux-perf) for bench/programs-count.sh.
@@ -102,10 +106,11 @@ for g in "$@"; do
 	build) want+=("${build[@]}") ;;
 	headers) want+=("${headers[@]}") ;;
 	man) want+=("${man[@]}") ;;
+	glibc) want+=("${glibc[@]}") ;;
 	deb) want+=("${deb[@]}") ;;
 	docs) want+=("${docs[@]}") ;;
 	native) want+=("${native[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, deb, docs, native)" >&2; exit 2 ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, glibc, deb, docs, native)" >&2; exit 2 ;;
 	esac
 done
 

@@ -15,7 +15,9 @@
 #   check-host        the test programs on this machine (module loaded)
 #   check-native      the library suites (tests/test_lib_*.c) on this
 #                     machine with the futex backend: no module, no QEMU;
-#                     `check` runs them first
+#                     `check` runs them first, with glibc's own tests
+#   check-glibc       glibc's own tests (tests/glibc/) on this machine,
+#                     stock and under tofutex-run, futex backend
 #   bench-host        the benchmark programs on this machine
 #
 # KVER is an installed release or a prefix ("6.1", "6.12"). It builds the
@@ -32,8 +34,12 @@
 #                        Debian's PREEMPT_DYNAMIC kernels) or a preempt=
 #                        value; default "default none" for check, "default"
 #                        for bench
-#   TESTS                only these test programs, e.g. "test_lock test_device"
+#   TESTS                only these test programs, e.g. "test_lock test_device";
+#                        the word "glibc" for glibc's own tests (run when
+#                        TESTS is unset)
+#   GLIBC_TESTS          only these of glibc's tests, e.g. "tst-cond1 tst-mutex1"
 #   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
+#   GLIBC=0              leave out glibc's own tests (tests/glibc/) in the guests
 #   BENCHES              only these benchmark programs ("none": only the
 #                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
@@ -94,6 +100,48 @@ preload_test_bins() {
 		[ -x "$bin" ] && echo "$bin"
 	done
 	return 0
+}
+
+# glibc_wanted: glibc's own tests are to run in the guests (GLIBC not 0,
+# TESTS unset or naming "glibc") and are built (tests/glibc/build.sh, run
+# below).
+glibc_wanted() {
+	[ "${GLIBC-1}" != 0 ] || return 1
+	if [ -n "${TESTS-}" ] && ! grep -qw glibc <<<"$TESTS"; then
+		return 1
+	fi
+	[ -x "$top/build/glibc/run.sh" ]
+}
+
+# pack_glibc ROOT: glibc's own tests, their lists and their libraries,
+# into ROOT/glibc for tests/glibc/run.sh in the guest.
+pack_glibc() {
+	local root=$1 g=$top/build/glibc
+
+	mkdir -p "$root/glibc"
+	cp -r "$g/bin" "$g/expect" "$g/tests.list" "$g/known-failures" "$g/run.sh" "$root/glibc/"
+	rm -f "$root"/glibc/bin/*.err
+	pack_libs "$root" "$root"/glibc/bin/*
+}
+
+# glibc_run LABEL RESULTS BACKEND...: glibc's own tests on this machine,
+# stock and under tofutex-run; their report as "@@GLIBC" lines and one
+# harness step into RESULTS.
+glibc_run() {
+	local label=$1 results=$2 rc=0 log=$top/build/glibc/native.log
+	shift 2
+
+	echo "== $label: glibc's own tests, stock and under tofutex-run ($*)"
+	TOFUTEX_RUN=$top/build/bin/tofutex-run TIMEOUTFACTOR=${TIMEOUTFACTOR:-3} \
+		GLIBC_TESTS_OUT=$top/build/glibc/out \
+		"$top/build/glibc/run.sh" -j "${GLIBC_JOBS:-4}" "$top/build/glibc" "$@" \
+		>"$log" 2>&1 || rc=$?
+	sed 's/^/@@GLIBC /' "$log" >>"$results"
+	if [ "$rc" = 0 ]; then
+		echo "@@STEP glibc-tests ok" >>"$results"
+	else
+		echo "@@STEP glibc-tests FAIL see build/glibc/native.log" >>"$results"
+	fi
 }
 
 # pack_libs ROOT FILE...: copy the shared libraries each dynamically
@@ -209,6 +257,7 @@ parse() {
 		next
 	}
 	/^@@DETAIL / { out(sprintf("[%s]     %s: %s", k, $2, rest(3))); next }
+	/^@@GLIBC / { out(sprintf("[%s] %s", k, rest(2))); next }
 	/^@@STEP / {
 		if ($3 != "ok") {
 			fail++
@@ -385,6 +434,7 @@ guest() {
 		# Plugins the preload's programs load from their own directory.
 		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
 		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
+		! glibc_wanted || pack_glibc "$root"
 	else
 		pack_preload "$root"
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
@@ -394,6 +444,8 @@ guest() {
 	for bin in ${TEST_ENV-}; do
 		printf '%s\n' "$bin" >>"$root/etc/tofutex-test.env"
 	done
+	[ -z "${GLIBC_TESTS-}" ] ||
+		printf "GLIBC_TESTS='%s'\n" "$GLIBC_TESTS" >>"$root/etc/tofutex-test.env"
 	(cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) |
 		gzip -1 >"$dir/initramfs.gz"
 
@@ -401,7 +453,8 @@ guest() {
 	kimage=$("$here/vmlinux.sh" "$kimage" "$top/build/$kver/vmlinux")
 
 	if [ "$mode" = check ]; then
-		timeout=${QEMU_TIMEOUT:-600}
+		# glibc's own tests take a few minutes more.
+		timeout=${QEMU_TIMEOUT:-$([ -d "$root/glibc" ] && echo 900 || echo 600)}
 	else
 		timeout=${QEMU_TIMEOUT:-3600}
 	fi
@@ -485,7 +538,8 @@ native_one() {
 }
 
 # native: the library suites, and the pthread preload's under tofutex-run,
-# on this machine's real CPUs, futex backend.
+# on this machine's real CPUs, futex backend; then (check, check-glibc)
+# glibc's own tests.
 native() {
 	local label results=$top/build/native/results.txt
 	local bin parsed
@@ -493,15 +547,20 @@ native() {
 	label="native $(uname -r)"
 	mkdir -p "$top/build/native"
 	: >"$results"
-	for bin in $(test_bins); do
-		case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
-		native_one "${bin##*/}@futex" "$bin"
-	done
-	for bin in $(preload_test_bins); do
-		native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
-	done
+	if [ "$mode" != check-glibc ] && [ -n "$(test_bins)$(preload_test_bins)" ]; then
+		echo "== $label: library suites, futex backend"
+		for bin in $(test_bins); do
+			case ${bin##*/} in test_lib_*) ;; *) continue ;; esac
+			native_one "${bin##*/}@futex" "$bin"
+		done
+		for bin in $(preload_test_bins); do
+			native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
+		done
+	fi
+	if [ "$mode" != check-native ] && glibc_wanted; then
+		glibc_run "$label" "$results" futex
+	fi
 	echo "@@END native" >>"$results"
-	echo "== $label: library suites, futex backend"
 	parsed=$(parse "$label" <"$results")
 	account "$label" "$parsed"
 }
@@ -574,8 +633,8 @@ check_qemu() {
 }
 
 case $mode in
-check|bench|check-host|bench-host|check-native) ;;
-*) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native" ;;
+check|bench|check-host|bench-host|check-native|check-glibc) ;;
+*) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native | check-glibc" ;;
 esac
 
 # Two runs in one work tree (several people may share one) would overwrite
@@ -591,6 +650,15 @@ fi
 if [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
 	"${MAKE:-make}" -C "$top" --no-print-directory userspace
 fi
+# glibc's own tests, where they run and are wanted.
+case $mode in
+check|check-glibc)
+	if [ -z "${GUEST_TESTS-}" ] &&
+	   { [ -z "${TESTS-}" ] || grep -qw glibc <<<"$TESTS"; }; then
+		"${MAKE:-make}" -C "$top" --no-print-directory glibc-tests
+	fi
+	;;
+esac
 
 case $mode in
 check|bench)
@@ -606,7 +674,8 @@ check|bench)
 		preempt_modes=${PREEMPT_MODES:-default}
 	fi
 	if [ "$mode" = check ]; then
-		[ -n "${GUEST_TESTS-}$(test_bins)" ] || die "no test programs in build/tests (run make first)"
+		[ -n "${GUEST_TESTS-}$(test_bins)" ] || glibc_wanted ||
+			die "no test programs in build/tests (run make first)"
 		# A chosen set of programs (GUEST_TESTS) runs in the guests only.
 		[ -n "${GUEST_TESTS-}" ] || native
 	else
@@ -645,7 +714,7 @@ check|bench)
 check-host|bench-host)
 	host
 	;;
-check-native)
+check-native|check-glibc)
 	native
 	;;
 *)
@@ -654,7 +723,7 @@ check-native)
 esac
 
 case $mode in
-check|check-host|check-native)
+check|check-host|check-native|check-glibc)
 	echo "$total_pass passed, $total_fail failed"
 	;;
 *)
