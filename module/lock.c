@@ -684,22 +684,6 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 	return ret;
 }
 
-static void tofutex_count_taken(struct tofutex_table *table, u32 how)
-{
-	switch (how) {
-	case TOFUTEX_STATUS_STOLEN:
-	case TOFUTEX_STATUS_SPUN:
-		tofutex_count(table, TOFUTEX_CNT_STEALS);
-		break;
-	case TOFUTEX_STATUS_HANDOFF:
-		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
-		break;
-	case TOFUTEX_STATUS_OWNER_DIED:
-		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
-		break;
-	}
-}
-
 /**
  * tofutex_lock_slow() - queue on the word's state and compete for it
  * @lk:  the LOCK call, with @table, @uaddr, @deadline and @waiter.vpid set

@@ -545,22 +545,6 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 	return ret;
 }
 
-static void tofutex_rw_count_taken(struct tofutex_table *table, u32 how)
-{
-	switch (how) {
-	case TOFUTEX_STATUS_STOLEN:
-	case TOFUTEX_STATUS_SPUN:
-		tofutex_count(table, TOFUTEX_CNT_STEALS);
-		break;
-	case TOFUTEX_STATUS_HANDOFF:
-		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
-		break;
-	case TOFUTEX_STATUS_OWNER_DIED:
-		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
-		break;
-	}
-}
-
 /**
  * tofutex_rw_lock_slow() - queue on the word's state and compete for it
  * @c:   the call
@@ -622,7 +606,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 			tofutex_rw_lock_slow(&c, &how);
 
 	if (!ret) {
-		tofutex_rw_count_taken(table, how);
+		tofutex_count_taken(table, how);
 		*status = how | (min_t(u32, c.sleeps,
 				       TOFUTEX_STATUS_SLEEPS_MAX)
 				 << TOFUTEX_STATUS_SLEEPS_SHIFT);

@@ -62,6 +62,27 @@ void tofutex_count(struct tofutex_table *table, enum tofutex_counter what)
 }
 
 /**
+ * tofutex_count_taken() - count how a lock call got its lock
+ * @table: the caller's table
+ * @how:   the call's TOFUTEX_STATUS_* (LOCK, RDLOCK and WRLOCK alike)
+ */
+void tofutex_count_taken(struct tofutex_table *table, u32 how)
+{
+	switch (how) {
+	case TOFUTEX_STATUS_STOLEN:
+	case TOFUTEX_STATUS_SPUN:
+		tofutex_count(table, TOFUTEX_CNT_STEALS);
+		break;
+	case TOFUTEX_STATUS_HANDOFF:
+		tofutex_count(table, TOFUTEX_CNT_HANDOFFS);
+		break;
+	case TOFUTEX_STATUS_OWNER_DIED:
+		tofutex_count(table, TOFUTEX_CNT_OWNER_DEATHS);
+		break;
+	}
+}
+
+/**
  * tofutex_live_add() - account states created (+1) or freed (-1)
  * @table: the table the state belongs to
  * @delta: +1 or -1

@@ -143,6 +143,7 @@ int tofutex_counters_init(struct tofutex_counters *cnt);
 void tofutex_counters_destroy(struct tofutex_counters *cnt);
 struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table);
 void tofutex_count(struct tofutex_table *table, enum tofutex_counter what);
+void tofutex_count_taken(struct tofutex_table *table, u32 how);
 void tofutex_live_add(struct tofutex_table *table, long delta);
 long tofutex_ioc_stats(struct tofutex_table *table, void __user *argp);
 int tofutex_stats_init(void);
