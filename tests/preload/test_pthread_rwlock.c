@@ -583,7 +583,8 @@ START_TEST(test_pshared_is_glibc)
 	pthread_rwlock_t *rw = mmap(NULL, sizeof(*rw), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pthread_rwlockattr_t a;
-	int status;
+	int status, tried[2];
+	char busy = 0;
 	pid_t pid;
 
 	ck_assert(rw != MAP_FAILED);
@@ -596,14 +597,24 @@ START_TEST(test_pshared_is_glibc)
 	/* glibc's layout: the writer in __cur_writer, not a TO word. */
 	ck_assert_int_eq(rw->__data.__cur_writer, (int)test_gettid());
 	ck_assert_uint_ne(rw->__data.__readers, test_gettid());
+	ck_assert_int_eq(pipe(tried), 0);
 	pid = fork();
 	ck_assert(pid >= 0);
-	if (pid == 0)
-		_exit(pthread_rwlock_tryrdlock(rw) == EBUSY &&
-		      pthread_rwlock_rdlock(rw) == 0 &&
+	if (pid == 0) {
+		busy = pthread_rwlock_tryrdlock(rw) == EBUSY;
+		/* The parent keeps the write lock until it has read this. */
+		if (write(tried[1], &busy, 1) != 1 || !busy)
+			_exit(1);
+		_exit(pthread_rwlock_rdlock(rw) == 0 &&
 		      pthread_rwlock_unlock(rw) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(read(tried[0], &busy, 1), 1);
+	ck_assert(busy);
+	/* Most likely asleep in glibc's rdlock by now; either way it gets it. */
 	sleep_ns(20 * NSEC_PER_MSEC);
 	ck_assert_int_eq(pthread_rwlock_unlock(rw), 0);
+	close(tried[0]);
+	close(tried[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(pthread_rwlock_rdlock(rw), 0);
