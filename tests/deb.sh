@@ -59,7 +59,9 @@ arch=$(dpkg --print-architecture)
 copy_tree() {
 	rm -rf "$1"
 	mkdir -p "$1"
-	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	# A tree that is not a checkout's top (an unpacked release tarball,
+	# even one unpacked under a checkout's ignored build/) is copied whole.
+	if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
 		# Files deleted but not committed are listed and not there.
 		git -C "$top" ls-files -z -co --exclude-standard |
 			(cd "$top" && while IFS= read -r -d '' f; do
