@@ -260,6 +260,19 @@ TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
 					    bool robust);
 
 /*
+ * rwlock.c: read locks with reader preference, for the pthread preload's
+ * reader-preferring kinds (glibc's readers join a read-held lock even
+ * while writers wait): as tofutex_rwlock_clockrdlock() (@abstime NULL: no
+ * deadline) and tofutex_rwlock_tryrdlock(), but RW_HANDOFF does not stop
+ * the caller, and a caller waiting behind a writer joins the readers that
+ * took the word meanwhile.
+ */
+TOFUTEX_HIDDEN int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw,
+					       clockid_t clockid,
+					       const struct timespec *abstime);
+TOFUTEX_HIDDEN int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw);
+
+/*
  * glibc.c: lock words glibc's own mutex code may use, the pthread
  * preload's (tofutex__glibc_words_enable()); false for libtofutex's own
  * users, whose words hold TIDs only.

@@ -124,14 +124,19 @@ static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
 	return EBUSY;
 }
 
-/* Read-lock attempts until the word excludes readers: tryrdlock. */
-static int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w)
+/*
+ * Read-lock attempts until the word excludes readers: tryrdlock; @join:
+ * RW_HANDOFF does not stop it (reader preference, see
+ * tofutex__rwlock_join_rdlock()).
+ */
+static int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w,
+				   bool join)
 {
 	bool raced;
 	int err;
 
 	do
-		err = tofutex_rw_try_read(rw, &w, false, &raced);
+		err = tofutex_rw_try_read(rw, &w, join, &raced);
 	while (raced);
 	return err;
 }
@@ -216,9 +221,10 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 }
 
 static int tofutex_rw_futex_rdlock(tofutex_rwlock_t *rw,
-				   const struct tofutex__deadline *dl)
+				   const struct tofutex__deadline *dl,
+				   bool join)
 {
-	bool check_owner = true, reserved_ok = false, raced, expired;
+	bool check_owner = true, reserved_ok = join, raced, expired;
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	int err;
 
@@ -313,14 +319,14 @@ static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write,
 	if (w & TOFUTEX_RW_RESERVED)
 		return EINVAL;
 	if (!write) {
-		err = tofutex_rw_try_read_all(rw, w);
+		err = tofutex_rw_try_read_all(rw, w, false);
 		if (err != EBUSY)
 			return err;
 	}
 	if (tofutex_rw_on_module())
 		return tofutex_rw_lock_kernel(rw, write, dl);
 	return write ? tofutex_rw_futex_wrlock(rw, tid, dl) :
-		       tofutex_rw_futex_rdlock(rw, dl);
+		       tofutex_rw_futex_rdlock(rw, dl, false);
 }
 
 static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write,
@@ -402,7 +408,8 @@ int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw)
 	if (tofutex_rw_bad(rw))
 		return EINVAL;
 	return tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
-							   __ATOMIC_RELAXED));
+							   __ATOMIC_RELAXED),
+				       false);
 }
 
 int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
@@ -428,6 +435,78 @@ int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 			return 0;
 	}
 	return EBUSY;
+}
+
+/*
+ * On the module, a read lock that joins readers: each kernel wait lasts
+ * at most TOFUTEX_POLL_NS, and between two the caller joins the word if
+ * readers hold it by then. The kernel queues a reader behind a writer
+ * top waiter; readers that took the word meanwhile in user space (a free
+ * word is anybody's) do not wake it, and one of them may wait for this
+ * reader (glibc's own tst-rwlock16 does): a reader-preferring reader must
+ * not stay queued while readers hold the word. The look costs a wake-up
+ * per TOFUTEX_POLL_NS only while the reader waits behind a writer.
+ */
+static int tofutex_rw_join_kernel(tofutex_rwlock_t *rw,
+				  const struct tofutex__deadline *dl)
+{
+	struct tofutex__deadline slice = { .set = true, .clock = dl->clock };
+	const struct tofutex__deadline *until;
+	int err;
+
+	for (;;) {
+		/* On the deadline's clock, so that it is never overshot. */
+		slice.ns = tofutex__clock_ns(dl->clock) + TOFUTEX_POLL_NS;
+		until = dl->set && dl->ns <= slice.ns ? dl : &slice;
+		err = tofutex_rw_lock_kernel(rw, false, until);
+		if (err != ETIMEDOUT || until == dl)
+			return err;
+		err = tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
+							__ATOMIC_RELAXED),
+					      true);
+		if (err != EBUSY)
+			return err;
+	}
+}
+
+int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw, clockid_t clockid,
+				const struct timespec *abstime)
+{
+	struct tofutex__deadline dl = tofutex_rw_forever;
+	uint32_t tid, w;
+	int err;
+
+	if (tofutex_rw_bad(rw))
+		return EINVAL;
+	if (abstime) {
+		err = tofutex__deadline_init(&dl, clockid, abstime);
+		if (err)
+			return err;
+	}
+	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
+	err = tofutex_rw_try_read_all(rw, w, true);
+	if (err != EBUSY)
+		return err;
+	tid = (uint32_t)tofutex__tid();
+	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
+	if (__builtin_expect(!tid, 0))
+		return EAGAIN;
+	if (tofutex__is_self(tofutex_rw_writer(w), tid))
+		return EDEADLK;
+	if (w & TOFUTEX_RW_RESERVED)
+		return EINVAL;
+	if (tofutex_rw_on_module())
+		return tofutex_rw_join_kernel(rw, &dl);
+	return tofutex_rw_futex_rdlock(rw, &dl, true);
+}
+
+int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)
+{
+	if (tofutex_rw_bad(rw))
+		return EINVAL;
+	return tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
+							   __ATOMIC_RELAXED),
+				       true);
 }
 
 /*

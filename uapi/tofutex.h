@@ -314,7 +314,10 @@ struct tofutex_requeue {
  * is above 1, or cmpxchg(word, RW_SHARED | 1, 0) for the last reader.
  * A thread that holds a read lock already may join with cmpxchg(word, w,
  * w + 1) despite RW_HANDOFF: waiting behind a writer that waits for its
- * own read lock would deadlock.
+ * own read lock would deadlock. So may any reader of a lock that promises
+ * reader preference (glibc's default rwlock kind does): the writer then
+ * waits until the readers drain, which a stream of such readers may
+ * delay for ever.
  * Only when these fail (the lock is held, or the last owner finds
  * WAITERS) does it call TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK or
  * TOFUTEX_IOC_RWUNLOCK, with the word as it is: the kernel does the
