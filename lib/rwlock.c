@@ -403,13 +403,19 @@ int tofutex_rwlock_timedwrlock(tofutex_rwlock_t *rw,
 	return tofutex_rw_clocklock(rw, true, CLOCK_REALTIME, abstime);
 }
 
-int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw)
+/* tryrdlock; @join: with reader preference. */
+static int tofutex_rw_tryrdlock(tofutex_rwlock_t *rw, bool join)
 {
 	if (tofutex_rw_bad(rw))
 		return EINVAL;
 	return tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
 							   __ATOMIC_RELAXED),
-				       false);
+				       join);
+}
+
+int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw)
+{
+	return tofutex_rw_tryrdlock(rw, false);
 }
 
 int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
@@ -502,11 +508,7 @@ int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw, clockid_t clockid,
 
 int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)
 {
-	if (tofutex_rw_bad(rw))
-		return EINVAL;
-	return tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
-							   __ATOMIC_RELAXED),
-				       true);
+	return tofutex_rw_tryrdlock(rw, true);
 }
 
 /*
