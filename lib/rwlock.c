@@ -305,8 +305,43 @@ static int tofutex_rw_futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 	}
 }
 
-/* The contended part of a lock; @w what the fast path saw. */
-static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write,
+/*
+ * On the module, a read lock that joins readers: each kernel wait lasts
+ * at most TOFUTEX_POLL_NS, and between two the caller joins the word if
+ * readers hold it by then. The kernel queues a reader behind a writer
+ * top waiter; readers that took the word meanwhile in user space (a free
+ * word is anybody's) do not wake it, and one of them may wait for this
+ * reader (glibc's own tst-rwlock16 does): a reader-preferring reader must
+ * not stay queued while readers hold the word. The look costs a wake-up
+ * per TOFUTEX_POLL_NS only while the reader waits behind a writer.
+ */
+static int tofutex_rw_join_kernel(tofutex_rwlock_t *rw,
+				  const struct tofutex__deadline *dl)
+{
+	struct tofutex__deadline slice = { .set = true, .clock = dl->clock };
+	const struct tofutex__deadline *until;
+	int err;
+
+	for (;;) {
+		/* On the deadline's clock, so that it is never overshot. */
+		slice.ns = tofutex__clock_ns(dl->clock) + TOFUTEX_POLL_NS;
+		until = dl->set && dl->ns <= slice.ns ? dl : &slice;
+		err = tofutex_rw_lock_kernel(rw, false, until);
+		if (err != ETIMEDOUT || until == dl)
+			return err;
+		err = tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
+							__ATOMIC_RELAXED),
+					      true);
+		if (err != EBUSY)
+			return err;
+	}
+}
+
+/*
+ * The contended part of a lock; @w what the fast path saw; @join: a read
+ * lock with reader preference (tofutex__rwlock_join_rdlock()).
+ */
+static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write, bool join,
 				uint32_t tid, uint32_t w,
 				const struct tofutex__deadline *dl)
 {
@@ -319,17 +354,18 @@ static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write,
 	if (w & TOFUTEX_RW_RESERVED)
 		return EINVAL;
 	if (!write) {
-		err = tofutex_rw_try_read_all(rw, w, false);
+		err = tofutex_rw_try_read_all(rw, w, join);
 		if (err != EBUSY)
 			return err;
 	}
 	if (tofutex_rw_on_module())
-		return tofutex_rw_lock_kernel(rw, write, dl);
+		return join ? tofutex_rw_join_kernel(rw, dl) :
+			      tofutex_rw_lock_kernel(rw, write, dl);
 	return write ? tofutex_rw_futex_wrlock(rw, tid, dl) :
-		       tofutex_rw_futex_rdlock(rw, dl, false);
+		       tofutex_rw_futex_rdlock(rw, dl, join);
 }
 
-static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write,
+static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
 				  const struct tofutex__deadline *dl)
 {
 	uint32_t tid, w = 0;
@@ -346,10 +382,10 @@ static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write,
 			return 0;
 	} else {
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-		if (tofutex_rw_try_read(rw, &w, false, &raced) == 0)
+		if (tofutex_rw_try_read(rw, &w, join, &raced) == 0)
 			return 0;
 	}
-	return tofutex_rw_lock_rest(rw, write, tid, w, dl);
+	return tofutex_rw_lock_rest(rw, write, join, tid, w, dl);
 }
 
 /* A deadline from a pthread-style @clockid and @abstime. */
@@ -366,17 +402,17 @@ static int tofutex_rw_clocklock(tofutex_rwlock_t *rw, bool write,
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_rw_lock(rw, write, &dl);
+	return tofutex_rw_lock(rw, write, false, &dl);
 }
 
 int tofutex_rwlock_rdlock(tofutex_rwlock_t *rw)
 {
-	return tofutex_rw_lock(rw, false, &tofutex_rw_forever);
+	return tofutex_rw_lock(rw, false, false, &tofutex_rw_forever);
 }
 
 int tofutex_rwlock_wrlock(tofutex_rwlock_t *rw)
 {
-	return tofutex_rw_lock(rw, true, &tofutex_rw_forever);
+	return tofutex_rw_lock(rw, true, false, &tofutex_rw_forever);
 }
 
 int tofutex_rwlock_clockrdlock(tofutex_rwlock_t *rw, clockid_t clockid,
@@ -443,67 +479,18 @@ int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 	return EBUSY;
 }
 
-/*
- * On the module, a read lock that joins readers: each kernel wait lasts
- * at most TOFUTEX_POLL_NS, and between two the caller joins the word if
- * readers hold it by then. The kernel queues a reader behind a writer
- * top waiter; readers that took the word meanwhile in user space (a free
- * word is anybody's) do not wake it, and one of them may wait for this
- * reader (glibc's own tst-rwlock16 does): a reader-preferring reader must
- * not stay queued while readers hold the word. The look costs a wake-up
- * per TOFUTEX_POLL_NS only while the reader waits behind a writer.
- */
-static int tofutex_rw_join_kernel(tofutex_rwlock_t *rw,
-				  const struct tofutex__deadline *dl)
-{
-	struct tofutex__deadline slice = { .set = true, .clock = dl->clock };
-	const struct tofutex__deadline *until;
-	int err;
-
-	for (;;) {
-		/* On the deadline's clock, so that it is never overshot. */
-		slice.ns = tofutex__clock_ns(dl->clock) + TOFUTEX_POLL_NS;
-		until = dl->set && dl->ns <= slice.ns ? dl : &slice;
-		err = tofutex_rw_lock_kernel(rw, false, until);
-		if (err != ETIMEDOUT || until == dl)
-			return err;
-		err = tofutex_rw_try_read_all(rw, __atomic_load_n(&rw->word,
-							__ATOMIC_RELAXED),
-					      true);
-		if (err != EBUSY)
-			return err;
-	}
-}
-
 int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw, clockid_t clockid,
 				const struct timespec *abstime)
 {
 	struct tofutex__deadline dl = tofutex_rw_forever;
-	uint32_t tid, w;
 	int err;
 
-	if (tofutex_rw_bad(rw))
-		return EINVAL;
 	if (abstime) {
 		err = tofutex__deadline_init(&dl, clockid, abstime);
 		if (err)
 			return err;
 	}
-	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-	err = tofutex_rw_try_read_all(rw, w, true);
-	if (err != EBUSY)
-		return err;
-	tid = (uint32_t)tofutex__tid();
-	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-	if (__builtin_expect(!tid, 0))
-		return EAGAIN;
-	if (tofutex__is_self(tofutex_rw_writer(w), tid))
-		return EDEADLK;
-	if (w & TOFUTEX_RW_RESERVED)
-		return EINVAL;
-	if (tofutex_rw_on_module())
-		return tofutex_rw_join_kernel(rw, &dl);
-	return tofutex_rw_futex_rdlock(rw, &dl, true);
+	return tofutex_rw_lock(rw, false, true, &dl);
 }
 
 int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)
