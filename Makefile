@@ -543,7 +543,7 @@ help:
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
 	@echo '  KIMAGE, KNAME        kernel image and label for check-kernel and bench'
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
-	@echo '  QEMU_TIMEOUT         seconds per guest (600 check, 3600 bench)'
+	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
 	@echo '  DEBUG_TEST_ENV, DEBUG_NONE_FUZZ_SECONDS, DEBUG_QEMU_TIMEOUT  make check-debug'
 	@echo '  TOFUTEX_CACHE        where make check-debug keeps the debug kernel'

@@ -43,7 +43,8 @@
 #   BENCHES              only these benchmark programs ("none": only the
 #                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
-#   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 3600 bench)
+#   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 900 with glibc's
+#                        tests, 3600 bench)
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
 #                        in a guest, 600 on the host)
 #   TEST_ENV             "VAR=value ..." exported to the programs in the guest
