@@ -46,9 +46,10 @@
  * TOFUTEX_IOC_REQUEUE when it reports TOFUTEX_FEAT_REQUEUE, a wake of them
  * all when it does not; on futex FUTEX_CMP_REQUEUE, with the waiters then
  * taking the mutex through the path that sets WAITERS,
- * tofutex__mutex_relock()), so that every unlock wakes the next. @broadcasts tells a waiter whether a broadcast
- * came while it waited: after a signal it locks the ordinary way, which
- * leaves WAITERS alone and its unlock in user space.
+ * tofutex__mutex_relock()), so that every unlock wakes the next.
+ * @broadcasts tells a waiter whether a broadcast came while it waited:
+ * after a signal it locks the ordinary way, which leaves WAITERS alone and
+ * its unlock in user space.
  *
  * Signals: a signal handler that interrupts a wait runs, and the thread
  * goes on waiting unless the condition was signalled meanwhile; the wait

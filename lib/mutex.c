@@ -33,11 +33,11 @@
  * the lock was taken over from an owner that exited (also by trylock,
  * which asks whether the owner lives: backend_futex.c's
  * tofutex__take_from_dead()), and ENOTRECOVERABLE for every lock once an
- * owner that got EOWNERDEAD unlocked without tofutex_mutex_consistent(). That last state is kept
- * outside the word (@state), so that the word still works as a lock for
- * the kernel and its waiters: each locker takes the word, sees @state,
- * releases the word and fails. A word holding the TID of a live thread of
- * another process is never taken: EPERM.
+ * owner that got EOWNERDEAD unlocked without tofutex_mutex_consistent().
+ * That last state is kept outside the word (@state), so that the word
+ * still works as a lock for the kernel and its waiters: each locker takes
+ * the word, sees @state, releases the word and fails. A word holding the
+ * TID of a live thread of another process is never taken: EPERM.
  */
 #include <stdbool.h>
 #include <stdlib.h>
