@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libtofutex - which backend the process runs on.
+ * libtofutex - which backend the process runs on: the table of operations
+ * (backend.h) its primitives call once user space cannot finish alone.
  *
  * Both backends use the same lock word (TID | WAITERS | OWNER_DIED) and
  * the same user-space fast paths and spin; they differ in who queues the
- * waiters: the module (/dev/tofutex) or futex(2). Waiters of one backend
- * cannot be woken by the other, so the choice is made once per process,
- * on the first call that needs it, and every thread keeps it:
+ * waiters: the module (/dev/tofutex, backend_module.c) or futex(2)
+ * (backend_futex.c). Waiters of one backend cannot be woken by the other,
+ * so the choice is made once per process, on the first call that needs
+ * it, and every thread keeps it:
  *
  * - TOFUTEX_BACKEND=futex in the environment (env.c): futex(2);
  * - TOFUTEX_BACKEND=module: the module, even when it is missing (calls
@@ -16,19 +18,20 @@
  * - otherwise (unset, "auto", or not valid): the module when
  *   /dev/tofutex opens and TOFUTEX_IOC_VERSION reports ABI version
  *   TOFUTEX_ABI_VERSION with LOCK, WAITWAKE and SWAP, else futex(2).
- *   REQUEUE and CLOCK_REALTIME are used when offered and replaced by
- *   slower equivalents when not (cond.c, clock.c).
+ *   REQUEUE, RWLOCK and CLOCK_REALTIME are used when offered and
+ *   replaced by slower equivalents when not: the module's table is
+ *   chosen for the features it reports (tofutex__module_ops()).
  *
  * Threads that choose at the same moment agree through a compare-and-swap
- * on the cached value: the first one published wins. The child of fork()
+ * on the cached table: the first one published wins. The child of fork()
  * chooses again (fork.c), since its parent's module may since have gone
  * or arrived, and it opens its own descriptor anyway.
  */
 #include <string.h>
 
-#include "internal.h"
+#include "backend.h"
 
-int tofutex__backend_cached;
+const struct tofutex__backend_ops *tofutex__ops_cached;
 uint64_t tofutex__features;
 
 #define TOFUTEX_FEAT_NEEDED \
@@ -66,9 +69,10 @@ int tofutex__backend_refused(void)
 	return err;
 }
 
-int tofutex__backend_slow(void)
+const struct tofutex__backend_ops *tofutex__ops_slow(void)
 {
-	int choice = tofutex__env_backend(), expected = 0, err;
+	const struct tofutex__backend_ops *ops, *expected = NULL;
+	int choice = tofutex__env_backend(), err;
 	uint64_t features = 0;
 
 	if (choice != TOFUTEX_BACKEND_FUTEX)
@@ -76,30 +80,32 @@ int tofutex__backend_slow(void)
 	if (!choice)
 		choice = features ? TOFUTEX_BACKEND_MODULE :
 				    TOFUTEX_BACKEND_FUTEX;
+	ops = choice == TOFUTEX_BACKEND_FUTEX ? &tofutex__futex_ops :
+						tofutex__module_ops(features);
 
 	/*
-	 * The features are published before the choice, so that a thread
-	 * that sees the choice sees them too. A racing loser may overwrite
+	 * The features are published before the table, so that a thread
+	 * that sees the table sees them too. A racing loser may overwrite
 	 * them with its own probe's, which found the same module (a failed
 	 * probe stores nothing).
 	 */
 	if (features)
 		__atomic_store_n(&tofutex__features, features,
 				 __ATOMIC_RELAXED);
-	if (!__atomic_compare_exchange_n(&tofutex__backend_cached, &expected,
-					 choice, false, __ATOMIC_ACQ_REL,
+	if (!__atomic_compare_exchange_n(&tofutex__ops_cached, &expected, ops,
+					 false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
-		choice = expected;
-	return choice;
+		ops = expected;
+	return ops;
 }
 
 void tofutex__backend_forget(void)
 {
 	__atomic_store_n(&tofutex__features, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&tofutex__backend_cached, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tofutex__ops_cached, NULL, __ATOMIC_RELAXED);
 }
 
 int tofutex_backend(void)
 {
-	return tofutex__backend();
+	return tofutex__ops()->backend;
 }

@@ -42,13 +42,14 @@
  *
  * Broadcast does not wake every waiter to fight for the mutex. It wakes one
  * and moves the others onto the mutex word, where each unlock releases one
- * ("wait morphing"): on the module with TOFUTEX_IOC_REQUEUE when it reports
- * TOFUTEX_FEAT_REQUEUE (a module without it wakes them all), on futex with
- * FUTEX_CMP_REQUEUE, with the waiters then taking the mutex through the
- * path that sets WAITERS (tofutex__mutex_relock(), futex.c), so that every
- * unlock wakes the next. @broadcasts tells a waiter whether a broadcast
- * came while it waited: after a signal it locks the ordinary way, which
- * leaves WAITERS alone and its unlock in user space.
+ * ("wait morphing"): the backend's ->requeue() (backend.h; on the module
+ * TOFUTEX_IOC_REQUEUE when it reports TOFUTEX_FEAT_REQUEUE, a wake of them
+ * all when it does not; on futex FUTEX_CMP_REQUEUE, with the waiters then
+ * taking the mutex through the path that sets WAITERS,
+ * tofutex__mutex_relock()), so that every unlock wakes the next.
+ * @broadcasts tells a waiter whether a broadcast came while it waited:
+ * after a signal it locks the ordinary way, which leaves WAITERS alone and
+ * its unlock in user space.
  *
  * Signals: a signal handler that interrupts a wait runs, and the thread
  * goes on waiting unless the condition was signalled meanwhile; the wait
@@ -64,7 +65,7 @@
 #include <limits.h>
 #include <pthread.h>
 
-#include "internal.h"
+#include "backend.h"
 
 /*
  * @waiters: the waiters in the low half, the signalled in the high half,
@@ -228,8 +229,7 @@ static int tofutex_cond_sleep(struct tofutex_cond_waiter *w, uint32_t seq,
 {
 	int err, type;
 
-	if (!tofutex__on_futex())
-		(void)tofutex_fd();
+	tofutex__ops()->prepare_wait();
 	pthread_cleanup_push(tofutex_cond_cancelled, w);
 	do {
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
@@ -357,25 +357,9 @@ int tofutex_cond_signal(tofutex_cond_t *c)
 	return tofutex_wake(&c->seq, 1, NULL);
 }
 
-/* Wake one waiter of @c and move the others onto @m; EAGAIN: @seq moved. */
-static int tofutex_cond_requeue(tofutex_cond_t *c, uint32_t seq,
-				tofutex_mutex_t *m)
-{
-	struct tofutex_requeue arg = {
-		.uaddr = (uintptr_t)&c->seq,
-		.lock_uaddr = (uintptr_t)&m->word,
-		.val = seq,
-		.wake_count = 1,
-		.requeue_count = INT_MAX,
-	};
-
-	if (tofutex__on_futex())
-		return tofutex__futex_requeue(&c->seq, seq, &m->word);
-	return tofutex__ioctl(TOFUTEX_IOC_REQUEUE, &arg, NULL);
-}
-
 int tofutex_cond_broadcast(tofutex_cond_t *c)
 {
+	const struct tofutex__backend_ops *ops;
 	tofutex_mutex_t *m;
 	uint32_t seq;
 	int err;
@@ -388,13 +372,15 @@ int tofutex_cond_broadcast(tofutex_cond_t *c)
 	__atomic_fetch_add(&c->broadcasts, 1, __ATOMIC_RELEASE);
 	seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_SEQ_CST);
 	m = __atomic_load_n(&c->mutex, __ATOMIC_RELAXED);
-	if (!m || (!tofutex__on_futex() && !tofutex__has(TOFUTEX_FEAT_REQUEUE)))
+	if (!m)
 		return tofutex_wake(&c->seq, UINT_MAX, NULL);
 	/*
-	 * EAGAIN: another signal or broadcast advanced @seq meanwhile; the
-	 * sleepers are still there and still ours to move.
+	 * Wake one and move the others onto @m's word. EAGAIN: another
+	 * signal or broadcast advanced @seq meanwhile; the sleepers are
+	 * still there and still ours to move.
 	 */
-	while ((err = tofutex_cond_requeue(c, seq, m)) == EAGAIN)
+	ops = tofutex__ops();
+	while ((err = ops->requeue(&c->seq, seq, &m->word)) == EAGAIN)
 		seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
 	return err;
 }

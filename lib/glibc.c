@@ -38,14 +38,15 @@
  * - releases a word it holds that says 1 or 2 the way glibc does, waking
  *   a glibc sleeper with FUTEX_WAKE and, on the module, a sleeper of the
  *   module with TOFUTEX_IOC_UNLOCK, since glibc's lock erased the WAITERS
- *   bit that would have told (tofutex__glibc_release()): its unlock wakes
- *   whenever the word holds anything but its own TID alone;
+ *   bit that would have told (tofutex__glibc_release(), the backend's
+ *   ->unlock_glibc()): its unlock wakes whenever the word holds anything
+ *   but its own TID alone;
  * - remembers, once it has seen glibc's code on a word (or a
  *   process-shared condition variable, whose glibc wait may come to use
  *   one, lib/pthread/cond.c), that glibc's unlock wakes only futex
  *   sleepers: from then on, on the module backend too, the preload's
- *   contended locks wait with futex(2) (futex.c), and a contended
- *   release is tofutex__glibc_release() (mutex.c): glibc's code may write
+ *   contended locks wait with futex(2)'s lock, and a contended
+ *   release is glibc's (backend_module.c): glibc's code may write
  *   its 2 over the word at any moment, and the module's UNLOCK would
  *   leave a word that does not hold the caller's TID alone.
  *   A thread already asleep in the module is woken by our releases
@@ -60,7 +61,7 @@
  */
 #include <unistd.h>
 
-#include "internal.h"
+#include "backend.h"
 
 bool tofutex__glibc_words;
 static bool tofutex_glibc_seen;
@@ -148,13 +149,6 @@ void tofutex__glibc_handover(uint32_t *word)
 
 int tofutex__glibc_release(uint32_t *word)
 {
-	struct tofutex_unlock arg = { .uaddr = (uintptr_t)word };
-
 	tofutex__glibc_ran();
-	__atomic_exchange_n(word, 0, __ATOMIC_RELEASE);
-	tofutex__futex_wake(word, 1);
-	if (tofutex__on_futex())
-		return 0;
-	/* The word no longer holds our TID: the module only wakes. */
-	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+	return tofutex__ops()->unlock_glibc(word);
 }

@@ -1,45 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libtofutex - tofutex_version() and tofutex_stats(): what the loaded
- * module offers and what it counted (TOFUTEX_IOC_VERSION, _STATS). On the
- * futex backend there is no module to ask: ENOTSUP.
+ * module offers and what it counted, the backend's ->version() and
+ * ->stats() (backend.h; TOFUTEX_IOC_VERSION and _STATS on the module). On
+ * the futex backend there is no module to ask: ENOTSUP.
  */
-#include <string.h>
-
-#include "internal.h"
+#include "backend.h"
 
 int tofutex_version(uint32_t *abi_version, uint64_t *features)
 {
-	struct tofutex_version arg;
-	int err;
-
-	if (tofutex__on_futex())
-		return ENOTSUP;
-	memset(&arg, 0, sizeof(arg));
-	err = tofutex__ioctl(TOFUTEX_IOC_VERSION, &arg, NULL);
-	if (err)
-		return err;
-	if (abi_version)
-		*abi_version = arg.abi_version;
-	if (features)
-		*features = arg.features;
-	return 0;
+	return tofutex__ops()->version(abi_version, features);
 }
 
 int tofutex_stats(uint32_t scope, struct tofutex_stats *out)
 {
-	struct tofutex_stats arg;
-	int err;
-
 	if (!out)
 		return EINVAL;
-	if (tofutex__on_futex())
-		return ENOTSUP;
-	/* Reserved and padding fields must reach the kernel as zero. */
-	memset(&arg, 0, sizeof(arg));
-	arg.flags = scope;
-	err = tofutex__ioctl(TOFUTEX_IOC_STATS, &arg, NULL);
-	if (!err)
-		*out = arg;
-	return err;
+	return tofutex__ops()->stats(scope, out);
 }

@@ -84,20 +84,15 @@ TOFUTEX_HIDDEN int tofutex__fork_ready(void);
 TOFUTEX_HIDDEN void tofutex__fd_forget(void);
 
 /*
- * backend.c: the process's backend, TOFUTEX_BACKEND_MODULE or _FUTEX,
- * chosen on first use (and again in a fork child), and the module's
- * TOFUTEX_FEAT_* bits (0 on the futex backend).
- */
-extern int tofutex__backend_cached TOFUTEX_HIDDEN;
-extern uint64_t tofutex__features TOFUTEX_HIDDEN;
-TOFUTEX_HIDDEN int tofutex__backend_slow(void);
-/*
  * backend.c: 0, or when TOFUTEX_BACKEND forces the module and it cannot
  * be used, why (an errno value: e.g. ENOENT, no /dev/tofutex;
  * EPROTONOSUPPORT, a module of another ABI).
  */
 TOFUTEX_HIDDEN int tofutex__backend_refused(void);
-/* backend.c: in the child of fork(): choose again on first use. */
+/*
+ * backend.c: in the child of fork(): choose again on first use. The
+ * table itself is in backend.h.
+ */
 TOFUTEX_HIDDEN void tofutex__backend_forget(void);
 /*
  * env.c: TOFUTEX_BACKEND: TOFUTEX_BACKEND_MODULE or _FUTEX when forced,
@@ -121,27 +116,6 @@ TOFUTEX_HIDDEN uint32_t tofutex__spin_budget(void);
 TOFUTEX_HIDDEN bool tofutex__spin_auto(void);
 /* spin.c: a contended lock of the calling thread spent @ns in the kernel. */
 TOFUTEX_HIDDEN void tofutex__spin_learn(uint64_t ns);
-
-static inline int tofutex__backend(void)
-{
-	int b = __atomic_load_n(&tofutex__backend_cached, __ATOMIC_ACQUIRE);
-
-	if (__builtin_expect(b == 0, 0))
-		b = tofutex__backend_slow();
-	return b;
-}
-
-static inline bool tofutex__on_futex(void)
-{
-	return tofutex__backend() == TOFUTEX_BACKEND_FUTEX;
-}
-
-/* Does the module (on the module backend) offer @feat? */
-static inline bool tofutex__has(uint64_t feat)
-{
-	return (__atomic_load_n(&tofutex__features, __ATOMIC_RELAXED) & feat)
-	       == feat;
-}
 
 /*
  * How often a waiter that cannot be woken by what it waits for looks
@@ -189,66 +163,6 @@ TOFUTEX_HIDDEN int tofutex__deadline_init(struct tofutex__deadline *dl,
 TOFUTEX_HIDDEN uint64_t tofutex__clock_ns(clockid_t clock);
 /* clock.c: has the deadline passed? Never, when there is none. */
 TOFUTEX_HIDDEN bool tofutex__deadline_passed(const struct tofutex__deadline *dl);
-/*
- * clock.c: the ABI's flags and deadline for one module call (LOCK, WAIT or
- * SWAP; @realtime_flag is its *_CLOCK_REALTIME bit, @deadline_flag its
- * *_DEADLINE bit). Returns true when the module cannot follow the clock
- * itself (no TOFUTEX_FEAT_CLOCK_REALTIME): then the call gets a monotonic
- * slice of at most TOFUTEX_POLL_NS, and the caller repeats it after
- * ETIMEDOUT until tofutex__deadline_passed().
- */
-TOFUTEX_HIDDEN bool tofutex__module_deadline(const struct tofutex__deadline *dl,
-					     uint32_t deadline_flag,
-					     uint32_t realtime_flag,
-					     uint32_t *flags, uint64_t *ns);
-
-/*
- * futex.c: the futex(2) backend. Waits return 0, EAGAIN, EINTR or
- * ETIMEDOUT (at @dl, or at @poll_ns from now on @dl's clock when
- * @poll_ns is not 0, whichever is first), or EFAULT; wakes return the
- * number woken or a negative errno value.
- */
-TOFUTEX_HIDDEN int tofutex__futex_wait(uint32_t *addr, uint32_t val,
-				       const struct tofutex__deadline *dl,
-				       uint64_t poll_ns);
-TOFUTEX_HIDDEN int tofutex__futex_wake(uint32_t *addr, int count);
-/*
- * futex.c: the number of futex(2) waits, counted only while
- * tofutex__futex_counting is set (by the preload's TOFUTEX_RUN_STATS), so
- * that no other program pays for a shared counter.
- */
-extern bool tofutex__futex_counting TOFUTEX_HIDDEN;
-extern uint64_t tofutex__futex_waits TOFUTEX_HIDDEN;
-/*
- * futex.c: while *@addr == @val, wake one waiter of @addr and move the
- * others onto @lock_addr (FUTEX_CMP_REQUEUE); EAGAIN when *@addr changed.
- */
-TOFUTEX_HIDDEN int tofutex__futex_requeue(uint32_t *addr, uint32_t val,
-					  uint32_t *lock_addr);
-/* futex.c: whose TID is @tid? */
-enum tofutex__owner {
-	TOFUTEX_OWNER_LIVE,	/* a thread of this process */
-	TOFUTEX_OWNER_FOREIGN,	/* a live thread of another process */
-	TOFUTEX_OWNER_DEAD,	/* no thread */
-};
-TOFUTEX_HIDDEN enum tofutex__owner tofutex__owner_of(uint32_t tid);
-/*
- * futex.c: @word held as @w by another thread: take it over with
- * OWNER_DIED and @waiters (0 or TOFUTEX_WAITERS) if that thread is dead
- * (EOWNERDEAD), EPERM if it is another process's, EBUSY if it lives,
- * EAGAIN if the word changed meanwhile.
- */
-TOFUTEX_HIDDEN int tofutex__take_from_dead(uint32_t *word, uint32_t tid,
-					   uint32_t w, uint32_t waiters);
-/*
- * futex.c: take the held lock word @word on the futex backend: sleep with
- * WAITERS set, take over from a dead owner (found when the wait begins;
- * while asleep too only when @robust). Returns 0, EOWNERDEAD, ETIMEDOUT
- * or EPERM (a live owner of another process).
- */
-TOFUTEX_HIDDEN int tofutex__futex_lock(uint32_t *word, uint32_t tid,
-				       const struct tofutex__deadline *dl,
-				       bool robust);
 /*
  * mutex.c: tofutex_mutex_clocklock() with @abstime NULL for no deadline;
  * @robust false: a sleeping waiter does not look for the owner's death
@@ -311,7 +225,8 @@ TOFUTEX_HIDDEN void tofutex__glibc_handover(uint32_t *word);
 TOFUTEX_HIDDEN int tofutex__glibc_release(uint32_t *word);
 /*
  * glibc.c: glibc's code has run on one of our words (or is about to):
- * module sleepers must look at their owner periodically from now on.
+ * from now on the module backend leaves contended non-robust locks and
+ * releases to futex(2) and glibc's release (backend_module.c).
  */
 TOFUTEX_HIDDEN void tofutex__glibc_ran(void);
 TOFUTEX_HIDDEN bool tofutex__glibc_has_run(void);

@@ -8,13 +8,17 @@
  * device, nor choose a backend); the kernel is called only
  *
  * - to lock a word some other thread still holds after a short spin in
- *   user space: on the module backend TOFUTEX_IOC_LOCK (the kernel spins
- *   on a running owner, steals, sleeps, or takes over from a dead owner),
- *   on the futex backend futex.c's sleep on the word, and
- * - to unlock a word with WAITERS set: on the module TOFUTEX_IOC_UNLOCK
- *   with the word still holding our TID (the kernel releases it, or hands
- *   it straight to a starving waiter, and wakes that waiter), on futex a
- *   release and FUTEX_WAKE of one sleeper.
+ *   user space: the backend's ->lock() (backend.h; on the module
+ *   TOFUTEX_IOC_LOCK, where the kernel spins on a running owner, steals,
+ *   sleeps, or takes over from a dead owner; on futex(2) a sleep on the
+ *   word), and
+ * - to unlock a word with WAITERS set: ->unlock() (on the module
+ *   TOFUTEX_IOC_UNLOCK with the word still holding our TID, which
+ *   releases it, or hands it straight to a starving waiter, and wakes that
+ *   waiter; on futex(2) a release and FUTEX_WAKE of one sleeper).
+ *
+ * The backend's table is read only on those paths, never by the
+ * uncontended ones (mutex.h).
  *
  * Memory order: taking the word is an acquire, releasing it a release, so
  * the critical sections of successive owners are ordered as with any
@@ -27,17 +31,18 @@
  * Errors follow an error-checking robust pthread mutex: EDEADLK for a
  * relock by the owner, EPERM for an unlock by a non-owner, EOWNERDEAD when
  * the lock was taken over from an owner that exited (also by trylock,
- * which asks whether the owner lives: futex.c's tofutex__owner_of()), and
- * ENOTRECOVERABLE for every lock once an owner that got EOWNERDEAD
- * unlocked without tofutex_mutex_consistent(). That last state is kept
- * outside the word (@state), so that the word still works as a lock for
- * the kernel and its waiters: each locker takes the word, sees @state,
- * releases the word and fails. A word holding the TID of a live thread of
- * another process is never taken: EPERM.
+ * which asks whether the owner lives: backend_futex.c's
+ * tofutex__take_from_dead()), and ENOTRECOVERABLE for every lock once an
+ * owner that got EOWNERDEAD unlocked without tofutex_mutex_consistent().
+ * That last state is kept outside the word (@state), so that the word
+ * still works as a lock for the kernel and its waiters: each locker takes
+ * the word, sees @state, releases the word and fails. A word holding the
+ * TID of a live thread of another process is never taken: EPERM.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "backend.h"
 #include "mutex.h"
 
 /* A word the kernel can use: not NULL and naturally aligned. */
@@ -63,51 +68,6 @@ int tofutex_mutex_destroy(tofutex_mutex_t *m)
 	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED))
 		return EBUSY;
 	return 0;
-}
-
-/*
- * The contended path on the module: ask the kernel, retrying after a
- * signal, and after the end of a slice of a realtime deadline the module
- * cannot follow itself (clock.c). Retrying keeps a timed lock's deadline
- * because the deadline is absolute.
- */
-static __attribute__((noinline)) int
-tofutex_mutex_lock_kernel(tofutex_mutex_t *m,
-			  const struct tofutex__deadline *dl, bool robust)
-{
-	struct tofutex_lock arg;
-	uint32_t how, flags;
-	uint64_t ns;
-	bool sliced;
-	int err;
-
-	do {
-		sliced = tofutex__module_deadline(dl, TOFUTEX_LOCK_DEADLINE,
-						  TOFUTEX_LOCK_CLOCK_REALTIME,
-						  &flags, &ns);
-		if (!robust && tofutex__has(TOFUTEX_FEAT_NO_OWNER_POLL))
-			flags |= TOFUTEX_LOCK_NO_OWNER_POLL;
-		arg = (struct tofutex_lock) {
-			.uaddr = (uintptr_t)&m->word,
-			.deadline_ns = ns,
-			.flags = flags,
-		};
-		err = tofutex__ioctl(TOFUTEX_IOC_LOCK, &arg, NULL);
-		if (err == ETIMEDOUT && sliced && !tofutex__deadline_passed(dl))
-			err = EINTR;
-		/* Not another process's: glibc's own code took it (glibc.c). */
-		if (err == EPERM &&
-		    tofutex__glibc_owner(__atomic_load_n(&m->word,
-							 __ATOMIC_RELAXED) &
-					 TOFUTEX_TID_MASK))
-			return EAGAIN;
-	} while (err == EINTR);
-	if (err)
-		return err;
-
-	tofutex__self.last_status = arg.status;
-	how = arg.status & TOFUTEX_STATUS_HOW_MASK;
-	return how == TOFUTEX_STATUS_OWNER_DIED ? EOWNERDEAD : 0;
 }
 
 /* Look at the clock once per this many polls: a read costs a few polls. */
@@ -180,43 +140,11 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 
 /*
  * Release the word @m held by us (@word: its value last seen), waking a
- * waiter where WAITERS says there may be one. @own: the word holds our
- * current TID (false: the TID we had before fork(), see fork.c, which the
- * module would not accept as ours, or another thread's, see internal.h).
+ * waiter where WAITERS says there may be one: the backend's ->unlock().
  */
 int tofutex__mutex_release(tofutex_mutex_t *m, uint32_t word, bool own)
 {
-	struct tofutex_unlock arg = { .uaddr = (uintptr_t)&m->word };
-
-	if (tofutex__on_futex()) {
-		word = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
-		/* glibc's code may have written its 2 over ours (glibc.c). */
-		if ((word & TOFUTEX_WAITERS) ||
-		    tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
-			tofutex__futex_wake(&m->word, 1);
-		return 0;
-	}
-	/*
-	 * Once glibc's code has used the preload's words, it may write 2
-	 * over ours at any moment, and the module would leave such a word
-	 * alone: release it in user space and wake either kind of sleeper.
-	 */
-	if (tofutex__glibc_has_run())
-		return tofutex__glibc_release(&m->word);
-	while (!(word & TOFUTEX_WAITERS)) {
-		if (__atomic_compare_exchange_n(&m->word, &word, 0, false,
-						__ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-			return 0;
-	}
-	/*
-	 * The kernel set WAITERS (only it adds bits to a word we own): it
-	 * must release the word and wake. A word that does not hold our TID
-	 * is released here; the kernel then only wakes (uapi/tofutex.h).
-	 */
-	if (!own)
-		__atomic_fetch_and(&m->word, TOFUTEX_WAITERS, __ATOMIC_RELEASE);
-	return tofutex__ioctl(TOFUTEX_IOC_UNLOCK, &arg, NULL);
+	return tofutex__ops()->unlock(&m->word, word, own);
 }
 
 /*
@@ -232,23 +160,7 @@ static int tofutex_mutex_lock_slow(tofutex_mutex_t *m, uint32_t tid,
 
 	if (tofutex__spin_auto())
 		start = tofutex_now_ns();
-	/*
-	 * Once glibc's own code has used the preload's words, its unlock
-	 * must be able to wake our waiters: they wait with futex(2) too
-	 * (glibc.c).
-	 */
-	if (tofutex__on_futex() || (!robust && tofutex__glibc_has_run()))
-		err = tofutex__futex_lock(&m->word, tid, dl, robust);
-	else
-		do {
-			/* EAGAIN: glibc's code, then one of ours, holds it. */
-			if (tofutex__glibc_owner(__atomic_load_n(&m->word,
-							__ATOMIC_RELAXED) &
-						 TOFUTEX_TID_MASK))
-				err = tofutex__glibc_lock(&m->word, tid, dl);
-			else
-				err = tofutex_mutex_lock_kernel(m, dl, robust);
-		} while (err == EAGAIN);
+	err = tofutex__ops()->lock(&m->word, tid, dl, robust);
 	if (start && (!err || err == EOWNERDEAD))
 		tofutex__spin_learn(tofutex_now_ns() - start);
 	return err;
@@ -334,24 +246,29 @@ int tofutex_mutex_timedlock(tofutex_mutex_t *m, const struct timespec *abstime)
 }
 
 /*
- * For cond.c, after a condition wait: lock. On the futex backend, a waiter
- * a broadcast moved onto the lock word went to sleep there without setting
- * WAITERS, so every thread coming back from a wait that a broadcast may
- * have ended (@moved) takes the word through the contended path, which
- * sets it: its unlock then wakes the next (futex.c). After a signal the
- * ordinary lock does. EDEADLK cannot happen: the caller released the
- * mutex before it waited.
+ * For cond.c, after a condition wait: lock. Where a broadcast's requeue
+ * leaves the moved waiters asleep on the lock word without WAITERS set
+ * (the backend's @relock_moved), every thread coming back from a wait
+ * that a broadcast may have ended (@moved) takes the word through the
+ * contended path, which sets it: its unlock then wakes the next. After a
+ * signal the ordinary lock does, which leaves WAITERS alone. EDEADLK
+ * cannot happen: the caller released the mutex before it waited.
  */
 int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 {
+	const struct tofutex__backend_ops *ops;
 	uint32_t tid;
 
-	if (!moved || !tofutex__on_futex())
-		return tofutex_mutex_lock_common(m, &tofutex_forever, true);
-	tid = (uint32_t)tofutex__tid();
-	return tofutex__mutex_taken(m, tofutex__futex_lock(&m->word, tid,
-							   &tofutex_forever,
-							   true));
+	if (moved) {
+		ops = tofutex__ops();
+		if (ops->relock_moved) {
+			tid = (uint32_t)tofutex__tid();
+			return tofutex__mutex_taken(m, ops->lock(&m->word, tid,
+							&tofutex_forever,
+							true));
+		}
+	}
+	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
 int tofutex_mutex_trylock(tofutex_mutex_t *m)

@@ -20,7 +20,7 @@
 _Thread_local struct tofutex__thread tofutex__self
 	__attribute__((tls_model("initial-exec")));
 
-/* The process ID, for tgkill() in futex.c; 0 until first use. */
+/* The process ID, for tgkill() in backend_futex.c; 0 until first use. */
 static pid_t tofutex_pid;
 
 pid_t tofutex__pid(void)

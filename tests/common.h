@@ -140,6 +140,31 @@ static inline uint32_t word_load(const uint32_t *w)
 	} while (0)
 
 /*
+ * The state letter of thread @tid of this process, '?' if unknown: a
+ * thread that waits in the kernel for a lock or a condition is in state S
+ * there; one that spins or yields is R.
+ */
+static inline char thread_state(uint32_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	/* "tid (comm) S ...": comm may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
  * An absolute CLOCK_REALTIME time @rel_ns from now, for the interfaces
  * that take no other clock (pthread_timedjoin_np(), sem_timedwait()).
  */

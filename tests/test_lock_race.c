@@ -162,26 +162,6 @@ static void params_restore(void)
 	window_close();
 }
 
-/* A thread's scheduler state letter from /proc, '?' if unreadable. */
-static char task_state(uint32_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return '?';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 /* ---- A thread that runs one LOCK ---- */
 
 struct locker {
@@ -472,12 +452,12 @@ START_TEST(test_queued_sleeper_status)
 	param_set("spin_ns", 10 * NSEC_PER_MSEC);
 	param_set("handoff_ns", NSEC_PER_SEC);
 	a_tid = locker_start(&a, fd, &word, NULL, true);
-	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(a_tid) == 'S',
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && thread_state(a_tid) == 'S',
 		   TEST_WAIT_NS);
 	ck_assert_msg(ok, "A did not go to sleep as top waiter");
 	b_tid = locker_start(&b, fd, &word, NULL, true);
 	WAIT_UNTIL(ok, raw_stats(fd).lock_calls == 2 &&
-		   task_state(b_tid) == 'S', TEST_WAIT_NS);
+		   thread_state(b_tid) == 'S', TEST_WAIT_NS);
 	ck_assert_msg(ok, "B did not go to sleep in the queue");
 
 	ck_assert_int_eq(raw_unlock(fd, &word, NULL), 0);
@@ -553,14 +533,14 @@ START_TEST(test_lost_wakeup_handoff)
 		t0 = now_ns();
 		l_tid = locker_start(&l, fd, &word, NULL, false);
 		WAIT_UNTIL(ok, (word_load(&word) & WAITERS) &&
-			   task_state(l_tid) == 'S', TEST_WAIT_NS);
+			   thread_state(l_tid) == 'S', TEST_WAIT_NS);
 		ck_assert_msg(ok, "L did not go to sleep as top waiter");
 		lost = lose_wakeup_round(fd, &word, tid, l_tid);
 	}
 	ck_assert_msg(lost, "L took the word before the thief in 5 rounds");
 
 	/* L, starving now or not, sleeps again with WAITERS set. */
-	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(l_tid) == 'S',
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && thread_state(l_tid) == 'S',
 		   TEST_WAIT_NS);
 	ck_assert_msg(ok, "L did not go back to sleep after losing");
 	ck_assert_msg(now_ns() - t0 < NSEC_PER_SEC,
@@ -599,7 +579,7 @@ START_TEST(test_status_unmapped)
 
 	ck_assert(arg != MAP_FAILED);
 	l_tid = locker_start(&l, fd, &word, arg, false);
-	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && task_state(l_tid) == 'S',
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) && thread_state(l_tid) == 'S',
 		   TEST_WAIT_NS);
 	ck_assert_msg(ok, "the locker did not go to sleep");
 	ck_assert_int_eq(munmap(arg, 4096), 0);

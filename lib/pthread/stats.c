@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend.h"
 #include "preload.h"
 
 struct tfx_stats tfx_stats;
