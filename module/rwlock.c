@@ -93,6 +93,7 @@
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "queue.h"
 #include "rwlock.h"
 #include "tofutex.h"
 
@@ -171,11 +172,7 @@ static bool tofutex_rw_granted(struct tofutex_rw_call *c)
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
 {
-	if (signal_pending(current))
-		return -ERESTARTSYS;
-	if (tofutex_deadline_passed(&c->deadline))
-		return -ETIMEDOUT;
-	return 0;
+	return tofutex_deadline_interrupted(&c->deadline);
 }
 
 /* When the caller starves (ns, monotonic). */
@@ -494,9 +491,10 @@ static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
 	}
 }
 
-/* Is the caller first in the queue, or was it given the lock? */
-static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
+/* Is the call @arg top waiter, or was it given the lock? */
+static bool tofutex_rw_is_top(void *arg)
 {
+	struct tofutex_rw_call *c = arg;
 	struct tofutex_state *state = c->state;
 	bool top;
 
@@ -510,30 +508,22 @@ static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
  * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
  * @c: the call
  *
- * As lock.c's tofutex_wait_for_top(): the task state is set before the
- * check, and both a promotion and a grant wake the caller after it.
+ * Both a promotion and a grant wake the caller after state->lock is
+ * dropped (queue.c explains why none is lost).
  *
  * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
  */
 static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
 {
-	int ret;
+	const struct tofutex_queue_wait qw = {
+		.table = c->table,
+		.deadline = &c->deadline,
+		.sleeps = &c->sleeps,
+		.is_top = tofutex_rw_is_top,
+		.arg = c,
+	};
 
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (tofutex_rw_is_top(c))
-			break;
-		ret = tofutex_rw_interrupted(c);
-		if (ret) {
-			__set_current_state(TASK_RUNNING);
-			return ret;
-		}
-		tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
-		c->sleeps++;
-		tofutex_schedule_until(&c->deadline);
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return tofutex_queue_wait_for_top(&qw);
 }
 
 static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
@@ -643,14 +633,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
 			tofutex_rw_lock_slow(&c, &how);
 
-	if (!ret) {
-		tofutex_count_taken(table, how);
-		*status = how | (min_t(u32, c.sleeps,
-				       TOFUTEX_STATUS_SLEEPS_MAX)
-				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
-	} else if (ret == -ETIMEDOUT) {
-		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
-	}
+	tofutex_lock_result(table, ret, how, c.sleeps, status);
 	return ret;
 }
 
@@ -660,9 +643,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
  * @argp:  user pointer to struct tofutex_lock
  * @write: WRLOCK
  *
- * The status is written once before locking, so that an argument that
- * cannot take it fails before anything is locked; once the word is taken
- * the call succeeds, as lock.c's tofutex_ioc_lock() explains.
+ * The argument and the status as lockarg.c says.
  *
  * Return: 0 or a negative error, see tofutex_rw_lock().
  */
@@ -670,30 +651,18 @@ long tofutex_ioc_rwlock(struct tofutex_table *table,
 			struct tofutex_lock __user *argp, bool write)
 {
 	struct tofutex_deadline deadline;
-	struct tofutex_lock arg;
 	u32 __user *uaddr;
-	u32 status = 0;
+	u32 flags, status = 0;
 	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~TOFUTEX_RWLOCK_FLAGS) || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (!ret)
-		ret = tofutex_deadline_init(&deadline,
-					    arg.flags & TOFUTEX_LOCK_DEADLINE,
-					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
-					    arg.deadline_ns);
+	ret = tofutex_lock_arg_get(argp, TOFUTEX_RWLOCK_FLAGS, &uaddr,
+				   &deadline, &flags);
 	if (ret)
 		return ret;
-	if (put_user(status, &argp->status))
-		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
 	ret = tofutex_rw_lock(table, uaddr, write, &deadline, &status);
-	if (!ret && put_user(status, &argp->status))
-		pr_debug("tofutex: RDLOCK/WRLOCK status lost: argument not writable\n");
+	if (!ret)
+		tofutex_lock_arg_put(argp, status);
 	return ret;
 }
-

@@ -210,6 +210,7 @@ struct tofutex_deadline_timer {
 };
 
 bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+int tofutex_deadline_interrupted(const struct tofutex_deadline *dl);
 void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
 				  const struct tofutex_deadline *dl);
 void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t);
