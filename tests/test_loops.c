@@ -119,6 +119,59 @@ static void unpin(pthread_t t)
 	pthread_setaffinity_np(t, sizeof(set), &set);
 }
 
+/*
+ * Fork a child that runs @child_main(@arg, @up), where @up is the write
+ * end of a pipe on which it reports one byte when it is set up; wait for
+ * that byte (in *@ch, 0 when none came) and return the child. A child
+ * that did not report 'B' is killed.
+ */
+static pid_t child_start(void (*child_main)(long arg, int up), long arg,
+			 char *ch)
+{
+	int up[2];
+	struct pollfd pf;
+	pid_t child;
+
+	*ch = 0;
+	ck_assert_int_eq(pipe(up), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(up[0]);
+		child_main(arg, up[1]);
+		_exit(1);
+	}
+	close(up[1]);
+	pf = (struct pollfd){ .fd = up[0], .events = POLLIN };
+	if (poll(&pf, 1, TEST_WAIT_NS / NSEC_PER_MSEC) != 1 ||
+	    read(up[0], ch, 1) != 1)
+		*ch = 0;
+	close(up[0]);
+	if (*ch != 'B')
+		kill(child, SIGKILL);
+	return child;
+}
+
+/*
+ * SIGKILL @child and reap it within TEST_WAIT_NS. Return: whether it was
+ * reaped; its wait status in *@status.
+ */
+static bool child_kill_reap(pid_t child, int *status)
+{
+	uint64_t end = now_ns() + TEST_WAIT_NS;
+	pid_t w = 0;
+
+	*status = 0;
+	ck_assert_int_eq(kill(child, SIGKILL), 0);
+	while (now_ns() < end) {
+		w = waitpid(child, status, WNOHANG);
+		if (w)
+			break;
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	return w == child;
+}
+
 /* ---- UNLOCK on a word that keeps changing ---- */
 
 struct unlock_loop {
@@ -362,7 +415,7 @@ END_TEST
  * The child of the SIGKILL test: a churn, and a lock in a thread of its
  * own that cannot return (the main thread's TID is one of the writers).
  */
-static void rw_churn_child(bool wr, int up)
+static void rw_churn_child(long wr, int up)
 {
 	static struct rw_churn c;
 	cpu_set_t set;
@@ -384,45 +437,23 @@ static void rw_churn_child(bool wr, int up)
 
 START_TEST(test_rwlock_changing_word_sigkill)
 {
-	int up[2], status = 0;
-	struct pollfd pf;
-	pid_t child, w = 0;
-	uint64_t end;
-	char ch = 0;
+	int status;
+	pid_t child;
+	bool reaped;
+	char ch;
 
 	pin(pthread_self(), 0);
-	ck_assert_int_eq(pipe(up), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		close(up[0]);
-		rw_churn_child(_i, up[1]);
-	}
-	close(up[1]);
-	pf = (struct pollfd){ .fd = up[0], .events = POLLIN };
-	ck_assert_int_eq(poll(&pf, 1, TEST_WAIT_NS / NSEC_PER_MSEC), 1);
-	ck_assert_int_eq(read(up[0], &ch, 1), 1);
-	if (ch != 'B')
-		kill(child, SIGKILL);
+	child = child_start(rw_churn_child, _i, &ch);
 	ck_assert_msg(ch == 'B', "the child could not set up ('%c')", ch);
-
 	/* Let it enter the call and retry there, then kill it. */
 	sleep_ns(20 * NSEC_PER_MSEC);
-	ck_assert_int_eq(kill(child, SIGKILL), 0);
-	end = now_ns() + TEST_WAIT_NS;
-	while (now_ns() < end) {
-		w = waitpid(child, &status, WNOHANG);
-		if (w)
-			break;
-		sleep_ns(NSEC_PER_MSEC);
-	}
+	reaped = child_kill_reap(child, &status);
 	unpin(pthread_self());
-	ck_assert_msg(w == child,
+	ck_assert_msg(reaped,
 		      "a SIGKILLed %s stayed in the kernel on a word that kept changing",
 		      _i ? "WRLOCK" : "RDLOCK");
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		      "the child was not killed: status %#x", status);
-	close(up[0]);
 }
 END_TEST
 
@@ -664,15 +695,17 @@ END_TEST
 /*
  * The child's LOCK thread faults on the page; its main thread sees the
  * fault on the userfaultfd, tells the parent ("B") and never provides the
- * page. "E" instead: LOCK returned. Other bytes: set-up failed.
+ * page. "E" instead: LOCK returned. Other bytes: set-up failed. (The
+ * argument is child_start()'s, unused.)
  */
-static void __attribute__((noreturn)) uffd_child(int up)
+static void __attribute__((noreturn)) uffd_child(long unused, int up)
 {
 	struct fault_locker l;
 	struct uffd_msg msg;
 	uint32_t *page;
 	int uffd;
 
+	(void)unused;
 	memset(&l, 0, sizeof(l));
 	uffd = uffd_page(&page, 0);
 	l.fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -694,43 +727,20 @@ static void __attribute__((noreturn)) uffd_child(int up)
 
 START_TEST(test_fault_in_uffd_sigkill)
 {
-	int up[2], status = 0;
-	struct pollfd pf;
-	pid_t child, w = 0;
-	uint64_t end;
-	char ch = 0;
+	int status;
+	pid_t child;
+	char ch;
 
-	ck_assert_int_eq(pipe(up), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		close(up[0]);
-		uffd_child(up[1]);
-	}
-	close(up[1]);
-	pf = (struct pollfd){ .fd = up[0], .events = POLLIN };
-	ck_assert_int_eq(poll(&pf, 1, TEST_WAIT_NS / NSEC_PER_MSEC), 1);
-	ck_assert_int_eq(read(up[0], &ch, 1), 1);
-	if (ch != 'B')
-		kill(child, SIGKILL);
+	child = child_start(uffd_child, 0, &ch);
 	ck_assert_msg(ch != 'E',
 		      "LOCK on a word whose page is not present yet returned instead of waiting for the page");
 	ck_assert_msg(ch == 'B', "the child could not set up ('%c')", ch);
 
 	/* LOCK waits in its fault-in: SIGKILL must end it. */
-	ck_assert_int_eq(kill(child, SIGKILL), 0);
-	end = now_ns() + TEST_WAIT_NS;
-	while (now_ns() < end) {
-		w = waitpid(child, &status, WNOHANG);
-		if (w)
-			break;
-		sleep_ns(NSEC_PER_MSEC);
-	}
-	ck_assert_msg(w == child,
+	ck_assert_msg(child_kill_reap(child, &status),
 		      "a SIGKILLed LOCK stayed in the kernel, waiting for a page that is never provided");
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		      "the child was not killed: status %#x", status);
-	close(up[0]);
 }
 END_TEST
 
