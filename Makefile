@@ -539,7 +539,7 @@ help:
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
-	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock in bench-native, e.g. "-s 0.1 -r 3"'
+	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
 	@echo '  KIMAGE, KNAME        kernel image and label for check-kernel and bench'
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'

@@ -13,7 +13,11 @@
  * the end. The writers' wait (from the call to the return of the write
  * lock) is recorded per write: p99 and maximum over all threads, in us;
  * so is the longest a writer held the lock (its critical section, the
- * "one critical section" a starving writer may wait beyond handoff_ns).
+ * "one critical section" a starving writer may wait beyond handoff_ns),
+ * and how many other writers were between their call and their release
+ * when the write was called: a writer queued behind k others may wait for
+ * their turns too (tofutex(4)), so the bound is judged on the writes that
+ * found none ahead.
  *
  * Implementations are interleaved within each repetition; each point
  * reports the median over --reps runs of ops/s and its ratio to pthread
@@ -23,10 +27,17 @@
  * Lines starting with "bench_rwlock," are CSV: "meta" records (kernel,
  * CPUs, load average at start and end, backend, the hand-off wait) and one
  * "run" record per run: impl, mix, threads, rep, ops/s, writer wait p99
- * and max, longest write hold, in us. bench/report-rwlock.sh makes the
- * tables, targets and chart from them.
+ * and max, longest write hold, in us; and, when handoff_ns is known, an
+ * "over" record: impl, mix, threads, rep, the writes that waited past
+ * handoff_ns plus the longest write hold, those of them that found no
+ * writer ahead, the longest wait of a write that found none ahead (us),
+ * and the most writers a write found ahead. bench/report-rwlock.sh makes
+ * the tables, targets and chart from them. Options in BENCH_RWLOCK_OPTS
+ * come before the command line's (make bench
+ * TEST_ENV=BENCH_RWLOCK_OPTS=-m99).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,6 +85,7 @@ struct shared {
 	struct lock lock;
 	uint64_t slots[SLOTS];
 	unsigned int mix;
+	atomic_uint writers;
 	atomic_bool go;
 	atomic_bool stop;
 };
@@ -87,6 +99,7 @@ struct worker {
 	uint64_t wmax;
 	uint64_t hmax;
 	uint64_t *waits;
+	uint8_t *ahead;
 	unsigned int nwaits;
 	int err;
 };
@@ -96,7 +109,14 @@ struct result {
 	double wp99_us;
 	double wmax_us;
 	double hmax_us;
+	unsigned long over;
+	unsigned long over_alone;
+	double amax_us;
+	unsigned int max_ahead;
 };
+
+/* handoff_ns as print_method() found it, 0 when unknown. */
+static uint64_t handoff_ns;
 
 static uint64_t now_ns(void)
 {
@@ -163,8 +183,9 @@ static void one_write(struct worker *w)
 {
 	struct shared *sh = w->sh;
 	uint64_t start = now_ns(), waited, held;
-	unsigned int i;
+	unsigned int i, ahead;
 
+	ahead = atomic_fetch_add(&sh->writers, 1);
 	w->err = lock_take(&sh->lock, true);
 	if (w->err)
 		return;
@@ -174,12 +195,15 @@ static void one_write(struct worker *w)
 		sh->slots[i]++;
 	held = now_ns() - held;
 	w->err = lock_release(&sh->lock);
+	atomic_fetch_sub(&sh->writers, 1);
 	if (held > w->hmax)
 		w->hmax = held;
 	if (waited > w->wmax)
 		w->wmax = waited;
-	if (w->nwaits < MAX_SAMPLES)
+	if (w->nwaits < MAX_SAMPLES) {
+		w->ahead[w->nwaits] = ahead > UINT8_MAX ? UINT8_MAX : ahead;
 		w->waits[w->nwaits++] = waited;
+	}
 	w->writes++;
 }
 
@@ -255,6 +279,35 @@ static uint64_t waits_p99(struct worker *w, unsigned int n)
 	return p99;
 }
 
+/*
+ * The writes that waited past handoff_ns plus the run's longest write
+ * hold: all, and those that found no other writer between call and
+ * release (none queued or holding ahead of them); the longest wait of
+ * the latter, and the most writers any write found ahead.
+ */
+static void waits_over(struct worker *w, unsigned int n, uint64_t hmax,
+		       struct result *res)
+{
+	uint64_t bound = handoff_ns + hmax, amax = 0;
+	unsigned int t, i;
+
+	for (t = 0; t < n; t++)
+		for (i = 0; i < w[t].nwaits; i++) {
+			uint64_t v = w[t].waits[i];
+			unsigned int a = w[t].ahead[i];
+
+			if (a > res->max_ahead)
+				res->max_ahead = a;
+			if (!a && v > amax)
+				amax = v;
+			if (v <= bound)
+				continue;
+			res->over++;
+			res->over_alone += !a;
+		}
+	res->amax_us = (double)amax / 1000.0;
+}
+
 static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 		   double secs, struct result *res)
 {
@@ -278,7 +331,8 @@ static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 		w[t].sh = sh;
 		w[t].id = t;
 		w[t].waits = malloc(MAX_SAMPLES * sizeof(uint64_t));
-		if (!w[t].waits ||
+		w[t].ahead = malloc(MAX_SAMPLES);
+		if (!w[t].waits || !w[t].ahead ||
 		    pthread_create(&w[t].thread, NULL, worker_main, &w[t])) {
 			fprintf(stderr, "bench_rwlock: cannot start thread %u\n",
 				t);
@@ -317,8 +371,13 @@ static int run_one(enum impl_id impl, unsigned int threads, unsigned int mix,
 	res->wp99_us = (double)waits_p99(w, threads) / 1000.0;
 	res->wmax_us = (double)wmax / 1000.0;
 	res->hmax_us = (double)hmax / 1000.0;
-	for (t = 0; t < threads; t++)
+	memset(&res->over, 0, sizeof(*res) - offsetof(struct result, over));
+	if (handoff_ns)
+		waits_over(w, threads, hmax, res);
+	for (t = 0; t < threads; t++) {
 		free(w[t].waits);
+		free(w[t].ahead);
+	}
 	lock_destroy(&sh->lock);
 	free(sh);
 	return err;
@@ -392,6 +451,7 @@ static void print_method(double secs, unsigned int reps)
 	else
 		snprintf(handoff, sizeof(handoff), "%s", FUTEX_HANDOFF_NS);
 	printf("%s,meta,handoff_ns,%s\n", CSV_TAG, handoff[0] ? handoff : "?");
+	handoff_ns = strtoull(handoff, NULL, 10);
 	printf("%s,meta,secs_per_run,%.2f\n%s,meta,reps,%u\n", CSV_TAG, secs,
 	       CSV_TAG, reps);
 	printf("%s,meta,work_outside,%u\n%s,meta,slots,%u\n", CSV_TAG,
@@ -416,6 +476,36 @@ static const struct result *median(struct result *runs, unsigned int n)
 	return &runs[0];
 }
 
+/*
+ * BENCH_RWLOCK_OPTS: options taken before the command line's, split at
+ * blanks, as bench_lock's BENCH_LOCK_OPTS: `make bench` runs every
+ * benchmark without arguments, and TEST_ENV changes them.
+ */
+static void env_options(int *argc, char ***argv)
+{
+	const char *env = getenv("BENCH_RWLOCK_OPTS");
+	char *copy, *save = NULL, *tok, **nargv;
+	int n = 1, i;
+
+	if (!env || !*env)
+		return;
+	copy = strdup(env);
+	nargv = calloc(strlen(env) / 2 + 2 + (size_t)*argc, sizeof(*nargv));
+	if (!copy || !nargv) {
+		fprintf(stderr, "bench_rwlock: out of memory\n");
+		exit(1);
+	}
+	nargv[0] = (*argv)[0];
+	for (tok = strtok_r(copy, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save))
+		nargv[n++] = tok;
+	for (i = 1; i < *argc; i++)
+		nargv[n++] = (*argv)[i];
+	nargv[n] = NULL;
+	*argc = n;
+	*argv = nargv;
+}
+
 int main(int argc, char **argv)
 {
 	static struct result runs[MAX_LIST][MAX_LIST][NR_IMPLS][MAX_REPS];
@@ -427,6 +517,7 @@ int main(int argc, char **argv)
 
 	nt = parse_list(DEF_THREADS, threads);
 	nm = parse_list(DEF_MIXES, mixes);
+	env_options(&argc, &argv);
 	while ((opt = getopt(argc, argv, "t:m:s:r:")) != -1) {
 		switch (opt) {
 		case 't': nt = parse_list(optarg, threads); break;
@@ -462,6 +553,14 @@ int main(int argc, char **argv)
 					       threads[t], r, res->ops_per_s,
 					       res->wp99_us, res->wmax_us,
 					       res->hmax_us);
+					if (handoff_ns)
+						printf("%s,over,%s,%u,%u,%u,%lu,%lu,%.1f,%u\n",
+						       CSV_TAG, impl_names[i],
+						       mixes[m], threads[t], r,
+						       res->over,
+						       res->over_alone,
+						       res->amax_us,
+						       res->max_ahead);
 					fflush(stdout);
 				}
 

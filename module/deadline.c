@@ -29,6 +29,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/timekeeping.h>
 
 #include "tofutex.h"
@@ -81,6 +82,22 @@ bool tofutex_deadline_passed(const struct tofutex_deadline *dl)
 		return false;
 	now = dl->clock == CLOCK_REALTIME ? ktime_get_real() : ktime_get();
 	return ktime_compare(now, dl->expires) >= 0;
+}
+
+/**
+ * tofutex_deadline_interrupted() - must a sleep end now rather than begin?
+ * @dl: the caller's deadline
+ *
+ * Return: -ERESTARTSYS for a pending signal, -ETIMEDOUT when @dl passed,
+ * else 0.
+ */
+int tofutex_deadline_interrupted(const struct tofutex_deadline *dl)
+{
+	if (signal_pending(current))
+		return -ERESTARTSYS;
+	if (tofutex_deadline_passed(dl))
+		return -ETIMEDOUT;
+	return 0;
 }
 
 /*

@@ -37,7 +37,10 @@
  *     its counts are written back (on the wait word, read on entry);
  *   8 TOFUTEX_WINDOW_SWAP_QUEUED - waitwake.c, SWAP queued on its wait
  *     word, its wakee not yet woken, before its first sleep (on the wait
- *     word, read on entry).
+ *     word, read on entry);
+ *   9 TOFUTEX_WINDOW_RW_GRANTED - rwlock.c, RDLOCK or WRLOCK given the
+ *     word by another task, before it leaves the queue (on the word, read
+ *     on entry).
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
@@ -53,7 +56,7 @@ MODULE_PARM_DESC(debug_window_tgid, "Process whose race window is widened, 0 for
 
 static unsigned int debug_window_id;
 module_param(debug_window_id, uint, 0600);
-MODULE_PARM_DESC(debug_window_id, "Which race window is widened, 0 for none: 1 to 8, listed in debug.c (test builds only)");
+MODULE_PARM_DESC(debug_window_id, "Which race window is widened, 0 for none: 1 to 9, listed in debug.c (test builds only)");
 
 /* A second is enough for any test thread to act, even under emulation. */
 static struct tofutex_ns_param debug_window_ns = {

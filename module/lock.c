@@ -130,6 +130,7 @@
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "queue.h"
 #include "tofutex.h"
 
 /*
@@ -398,11 +399,7 @@ static void tofutex_sleep_until(struct tofutex_locker *lk, u64 max_ns)
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_sleep_interrupted(struct tofutex_locker *lk)
 {
-	if (signal_pending(current))
-		return -ERESTARTSYS;
-	if (tofutex_expired(lk))
-		return -ETIMEDOUT;
-	return 0;
+	return tofutex_deadline_interrupted(&lk->deadline);
 }
 
 static void tofutex_enqueue(struct tofutex_locker *lk)
@@ -417,8 +414,10 @@ static void tofutex_enqueue(struct tofutex_locker *lk)
 	spin_unlock(&state->lock);
 }
 
-static bool tofutex_is_top(struct tofutex_locker *lk)
+/* Is the LOCK call @arg the top waiter? For tofutex_queue_wait_for_top(). */
+static bool tofutex_is_top(void *arg)
 {
+	struct tofutex_locker *lk = arg;
 	struct tofutex_state *state = lk->state;
 	bool top;
 
@@ -433,33 +432,22 @@ static bool tofutex_is_top(struct tofutex_locker *lk)
  * tofutex_wait_for_top() - sleep until the caller is the top waiter
  * @lk: the LOCK call
  *
- * The task state is set before the check, and tofutex_dequeue() promotes
- * the next waiter under state->lock and wakes it after dropping the lock,
- * so a promotion between the check and schedule() makes schedule() return
- * at once instead of being lost. Each sleep here counts in the status and
- * the statistics like a sleep as top waiter: the caller did go to sleep.
+ * tofutex_dequeue() promotes the next waiter under state->lock and wakes
+ * it after dropping the lock (queue.c explains why none is lost).
  *
  * Return: 0 when top waiter, -ERESTARTSYS or -ETIMEDOUT.
  */
 static int tofutex_wait_for_top(struct tofutex_locker *lk)
 {
-	int ret;
+	const struct tofutex_queue_wait qw = {
+		.table = lk->table,
+		.deadline = &lk->deadline,
+		.sleeps = &lk->sleeps,
+		.is_top = tofutex_is_top,
+		.arg = lk,
+	};
 
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (tofutex_is_top(lk))
-			break;
-		ret = tofutex_sleep_interrupted(lk);
-		if (ret) {
-			__set_current_state(TASK_RUNNING);
-			return ret;
-		}
-		tofutex_count(lk->table, TOFUTEX_CNT_SLEEPS);
-		lk->sleeps++;
-		tofutex_sleep_until(lk, 0);
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return tofutex_queue_wait_for_top(&qw);
 }
 
 /**
@@ -752,13 +740,7 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 					     tofutex_lock_slow(&lk, &how);
 	}
 
-	if (!ret) {
-		tofutex_count_taken(table, how);
-		*status = how | (min_t(u32, lk.sleeps, TOFUTEX_STATUS_SLEEPS_MAX)
-				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
-	} else if (ret == -ETIMEDOUT) {
-		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
-	}
+	tofutex_lock_result(table, ret, how, lk.sleeps, status);
 	return ret;
 }
 
@@ -767,11 +749,7 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_lock
  *
- * The status field is written once before locking, so that an argument
- * that cannot take the status fails before anything is locked. Once the
- * word is taken the call succeeds: if the argument was unmapped or made
- * read-only meanwhile, the status is lost, but the caller owns the lock
- * and must know it (the word itself still shows OWNER_DIED).
+ * The argument and the status as lockarg.c says.
  *
  * Return: 0 or a negative error, see tofutex_lock().
  */
@@ -779,29 +757,18 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 		      struct tofutex_lock __user *argp)
 {
 	struct tofutex_deadline deadline;
-	struct tofutex_lock arg;
 	u32 __user *uaddr;
-	u32 status = 0;
+	u32 flags, status = 0;
 	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~TOFUTEX_LOCK_FLAGS) || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (!ret)
-		ret = tofutex_deadline_init(&deadline,
-					    arg.flags & TOFUTEX_LOCK_DEADLINE,
-					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
-					    arg.deadline_ns);
+	ret = tofutex_lock_arg_get(argp, TOFUTEX_LOCK_FLAGS, &uaddr, &deadline,
+				   &flags);
 	if (ret)
 		return ret;
-	if (put_user(status, &argp->status))
-		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
-	ret = tofutex_lock(table, uaddr, &deadline, arg.flags, &status);
-	if (!ret && put_user(status, &argp->status))
-		pr_debug("tofutex: LOCK status lost: argument not writable\n");
+	ret = tofutex_lock(table, uaddr, &deadline, flags, &status);
+	if (!ret)
+		tofutex_lock_arg_put(argp, status);
 	return ret;
 }

@@ -23,9 +23,9 @@
  *
  * The top waiter
  * --------------
- * As for TO locks (lock.c), only the first waiter competes; the others
- * sleep until it leaves and wakes the next, or until they are given the
- * lock. The top waiter
+ * As for TO locks (lock.c), only the top waiter competes: the first
+ * waiter not yet given the lock (rwlock.h). The others sleep until they
+ * become top waiter or are given the lock. The top waiter
  *
  * - on a writer-owned word, spins while the writer runs on a CPU, for at
  *   most spin_ns per writer, and else sets WAITERS and sleeps, looking at
@@ -44,17 +44,35 @@
  * Writers do not starve
  * ---------------------
  * Readers join a reader-owned word in user space, so a stream of readers
- * can keep a writer out for ever. A top waiter that queued handoff_ns ago
- * or longer sets state->handoff and WAITERS, and, as a writer on a
- * reader-owned word, RW_HANDOFF: from then on new readers queue in the
- * kernel behind it (only a thread that holds a read lock already may
- * still join, uapi/tofutex.h), and the last reader's RWUNLOCK writes the
- * writer's TID into the word (it never passes through "free", so nobody
- * can steal it) and wakes it. A writer top waiter sleeps at most until it
- * starves, so that it can raise RW_HANDOFF while readers keep the word.
- * A writer that leaves the queue without the lock (deadline, signal) may
- * leave RW_HANDOFF behind; readers then take the slow path, where the top
- * reader ignores and clears it.
+ * can keep a writer out for ever. A writer starves once it has waited
+ * handoff_ns since it queued (tofutex_rw_waited(); its clock runs also
+ * while other waiters are ahead of it). Then:
+ *
+ * - as top waiter on a reader-owned word, it raises RW_HANDOFF and WAITERS
+ *   (tofutex_rw_raise(), which retries at once from the value it found,
+ *   since readers move the count under every cmpxchg): new readers queue
+ *   in the kernel behind it (only a thread that holds a read lock already
+ *   may still join, uapi/tofutex.h);
+ * - the RWUNLOCK that frees the word while it is top waiter writes its TID
+ *   into the word (it never passes through "free", so nobody can steal
+ *   it) and wakes it, judging the starvation by the writer's clock, so a
+ *   writer asleep when it began to starve loses nothing by its wake-up;
+ *   WAITERS stays in the handed word when others wait behind it, so that
+ *   its unlock gives the word on at once (rwunlock.c);
+ * - a grant to the queued readers ahead of it leaves it top waiter and
+ *   puts RW_HANDOFF and WAITERS into the readers' word at once: readers
+ *   arriving meanwhile queue behind it, and the last of the granted
+ *   readers hands it the word.
+ *
+ * So a writer with no other writer ahead of it waits at most handoff_ns
+ * plus the read critical sections in progress when it starves, plus the
+ * scheduling delays of its own wake-ups; one with k writers ahead adds, per
+ * writer ahead, that writer's critical section and one batch of readers.
+ * A writer top waiter sleeps at most until it starves, so that it can
+ * raise RW_HANDOFF while readers keep the word. A writer that leaves the
+ * queue without the lock (deadline, signal) may leave RW_HANDOFF behind;
+ * readers then take the slow path, where the top reader ignores and
+ * clears it.
  *
  * Loops and signals
  * -----------------
@@ -75,6 +93,7 @@
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "queue.h"
 #include "rwlock.h"
 #include "tofutex.h"
 
@@ -153,11 +172,7 @@ static bool tofutex_rw_granted(struct tofutex_rw_call *c)
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
 {
-	if (signal_pending(current))
-		return -ERESTARTSYS;
-	if (tofutex_deadline_passed(&c->deadline))
-		return -ETIMEDOUT;
-	return 0;
+	return tofutex_deadline_interrupted(&c->deadline);
 }
 
 /* When the caller starves (ns, monotonic). */
@@ -166,25 +181,10 @@ static u64 tofutex_rw_starve_at(struct tofutex_rw_call *c)
 	return c->waiter.since + tofutex_handoff_ns();
 }
 
-/**
- * tofutex_rw_starving() - has the top waiter waited handoff_ns?
- * @c: the call
- *
- * Sets state->handoff when it has, for RWUNLOCK to see.
- *
- * Return: true when the caller starves.
- */
+/* Has the caller waited handoff_ns since it queued? */
 static bool tofutex_rw_starving(struct tofutex_rw_call *c)
 {
-	struct tofutex_state *state = c->state;
-	bool starving = ktime_get_ns() >= tofutex_rw_starve_at(c);
-
-	if (starving) {
-		spin_lock(&state->lock);
-		state->handoff = true;
-		spin_unlock(&state->lock);
-	}
-	return starving;
+	return tofutex_rw_waited(&c->waiter, ktime_get_ns());
 }
 
 /**
@@ -324,6 +324,43 @@ out:
 }
 
 /**
+ * tofutex_rw_raise() - set RW_HANDOFF and WAITERS on a reader-owned word
+ * @c:    the call, a starving writer top waiter
+ * @word: in: the word as last read; out: as found or written
+ *
+ * Readers that come and go change the count between any read of the word
+ * and a cmpxchg on it; a single attempt from a value read earlier can
+ * fail for as long as readers keep coming. So a failed cmpxchg is retried
+ * at once from the value it found, while the word stays reader-owned,
+ * within the spin budget and until the caller must reschedule or has a
+ * signal; then the caller's loop looks again.
+ *
+ * Return: 0, -EFAULT, -EINTR.
+ */
+static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
+{
+	const u32 bits = TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
+	u64 end = ktime_get_ns() + tofutex_spin_ns();
+	u32 cur;
+	int ret;
+
+	while (tofutex_rw_readers(*word) && (*word & bits) != bits) {
+		ret = tofutex_word_cmpxchg(c->uaddr, &cur, *word, *word | bits);
+		if (ret)
+			return ret;
+		if (cur == *word) {
+			*word |= bits;
+			break;
+		}
+		*word = cur;
+		if (need_resched() || signal_pending(current) ||
+		    ktime_get_ns() >= end)
+			break;
+	}
+	return 0;
+}
+
+/**
  * tofutex_rw_on_readers() - a writer top waiter on a reader-owned word
  * @c:    the call
  * @word: the word, reader-owned
@@ -336,15 +373,14 @@ out:
  */
 static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
 {
-	u32 want = word | TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS, cur;
+	const u32 bits = TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 	u64 now, max_ns = 0;
 	int ret;
 
-	if (tofutex_rw_starving(c) && word != want) {
-		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, want);
-		if (ret || cur != word)
+	if (tofutex_rw_starving(c)) {
+		ret = tofutex_rw_raise(c, &word);
+		if (ret || (word & bits) != bits)
 			return ret;
-		word = want;
 	}
 	ret = tofutex_rw_spin(c, NULL, &word);
 	if (ret != 1)
@@ -368,6 +404,7 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
 static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
 	struct tofutex_state *state = c->state;
+	struct task_struct *top = NULL;
 	int ret;
 
 	spin_lock(&state->lock);
@@ -376,10 +413,11 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
 		ret = tofutex_rw_grant_readers(state, c->uaddr, word,
-					       tofutex_rw_readers(word));
+					       tofutex_rw_readers(word), &top);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
+	tofutex_wake_task(top);
 	if (ret == -EFAULT)
 		return tofutex_word_fault_in(c->uaddr, true);
 	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
@@ -453,16 +491,15 @@ static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
 	}
 }
 
-/* Is the caller first in the queue, or was it given the lock? */
-static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
+/* Is the call @arg top waiter, or was it given the lock? */
+static bool tofutex_rw_is_top(void *arg)
 {
+	struct tofutex_rw_call *c = arg;
 	struct tofutex_state *state = c->state;
 	bool top;
 
 	spin_lock(&state->lock);
-	top = c->waiter.granted ||
-	      list_first_entry(&state->waiters, struct tofutex_rw_waiter,
-			       node) == &c->waiter;
+	top = c->waiter.granted || tofutex_rw_first(state) == &c->waiter;
 	spin_unlock(&state->lock);
 	return top;
 }
@@ -471,30 +508,22 @@ static bool tofutex_rw_is_top(struct tofutex_rw_call *c)
  * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
  * @c: the call
  *
- * As lock.c's tofutex_wait_for_top(): the task state is set before the
- * check, and both a promotion and a grant wake the caller after it.
+ * Both a promotion and a grant wake the caller after state->lock is
+ * dropped (queue.c explains why none is lost).
  *
  * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
  */
 static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
 {
-	int ret;
+	const struct tofutex_queue_wait qw = {
+		.table = c->table,
+		.deadline = &c->deadline,
+		.sleeps = &c->sleeps,
+		.is_top = tofutex_rw_is_top,
+		.arg = c,
+	};
 
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (tofutex_rw_is_top(c))
-			break;
-		ret = tofutex_rw_interrupted(c);
-		if (ret) {
-			__set_current_state(TASK_RUNNING);
-			return ret;
-		}
-		tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
-		c->sleeps++;
-		tofutex_schedule_until(&c->deadline);
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return tofutex_queue_wait_for_top(&qw);
 }
 
 static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
@@ -530,13 +559,10 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 		ret = 1;
 		*how = TOFUTEX_STATUS_HANDOFF;
 	}
-	was_top = list_first_entry(&state->waiters, struct tofutex_rw_waiter,
-				   node) == &c->waiter;
+	was_top = tofutex_rw_first(state) == &c->waiter;
 	list_del(&c->waiter.node);
 	if (was_top) {
-		state->handoff = false;
-		next = list_first_entry_or_null(&state->waiters,
-						struct tofutex_rw_waiter, node);
+		next = tofutex_rw_first(state);
 		if (next)
 			wake = get_task_struct(next->task);
 	}
@@ -565,6 +591,8 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 	ret = tofutex_rw_wait_for_top(c);
 	if (!ret)
 		ret = tofutex_rw_compete(c, how);
+	if (tofutex_rw_granted(c))
+		tofutex_debug_window_now(TOFUTEX_WINDOW_RW_GRANTED, c->uaddr);
 	ret = tofutex_rw_dequeue(c, ret, how);
 	tofutex_state_put(c->table, c->state);
 	return ret < 0 ? ret : 0;
@@ -605,14 +633,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
 			tofutex_rw_lock_slow(&c, &how);
 
-	if (!ret) {
-		tofutex_count_taken(table, how);
-		*status = how | (min_t(u32, c.sleeps,
-				       TOFUTEX_STATUS_SLEEPS_MAX)
-				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
-	} else if (ret == -ETIMEDOUT) {
-		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
-	}
+	tofutex_lock_result(table, ret, how, c.sleeps, status);
 	return ret;
 }
 
@@ -622,9 +643,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
  * @argp:  user pointer to struct tofutex_lock
  * @write: WRLOCK
  *
- * The status is written once before locking, so that an argument that
- * cannot take it fails before anything is locked; once the word is taken
- * the call succeeds, as lock.c's tofutex_ioc_lock() explains.
+ * The argument and the status as lockarg.c says.
  *
  * Return: 0 or a negative error, see tofutex_rw_lock().
  */
@@ -632,30 +651,18 @@ long tofutex_ioc_rwlock(struct tofutex_table *table,
 			struct tofutex_lock __user *argp, bool write)
 {
 	struct tofutex_deadline deadline;
-	struct tofutex_lock arg;
 	u32 __user *uaddr;
-	u32 status = 0;
+	u32 flags, status = 0;
 	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~TOFUTEX_RWLOCK_FLAGS) || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (!ret)
-		ret = tofutex_deadline_init(&deadline,
-					    arg.flags & TOFUTEX_LOCK_DEADLINE,
-					    arg.flags & TOFUTEX_LOCK_CLOCK_REALTIME,
-					    arg.deadline_ns);
+	ret = tofutex_lock_arg_get(argp, TOFUTEX_RWLOCK_FLAGS, &uaddr,
+				   &deadline, &flags);
 	if (ret)
 		return ret;
-	if (put_user(status, &argp->status))
-		return -EFAULT;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
 	ret = tofutex_rw_lock(table, uaddr, write, &deadline, &status);
-	if (!ret && put_user(status, &argp->status))
-		pr_debug("tofutex: RDLOCK/WRLOCK status lost: argument not writable\n");
+	if (!ret)
+		tofutex_lock_arg_put(argp, status);
 	return ret;
 }
-

@@ -4,15 +4,21 @@
  * (TOFUTEX_IOC_RDLOCK, WRLOCK) and rwunlock.c (TOFUTEX_IOC_RWUNLOCK); no
  * other file uses it.
  *
- * Locking and lifetimes: state->lock protects state->waiters,
- * state->handoff and every waiter's @granted and @wake_taken. A waiter is
- * on the list only while its task is inside RDLOCK or WRLOCK holding a
- * use of the state, so whoever finds it there under state->lock may take
- * a reference on its task and wake it after dropping the lock (lock.h's
- * tofutex_wake_task()). @granted only ever goes from false to true, under
- * state->lock, after the cmpxchg that gave the waiter the word; the waiter
- * reads it with an acquire. The word is touched under state->lock only
- * with page faults disabled.
+ * Locking and lifetimes: state->lock protects state->waiters and every
+ * waiter's @granted and @wake_taken. A waiter is on the list only while
+ * its task is inside RDLOCK or WRLOCK holding a use of the state, so
+ * whoever finds it there under state->lock may take a reference on its
+ * task and wake it after dropping the lock (lock.h's tofutex_wake_task()).
+ * @granted only ever goes from false to true, under state->lock, after
+ * the cmpxchg that gave the waiter the word; the waiter reads it with an
+ * acquire. The word is touched under state->lock only with page faults
+ * disabled.
+ *
+ * The top waiter is the first waiter not yet given the lock
+ * (tofutex_rw_first()): granted readers may still be on the list, leaving,
+ * while the writer behind them competes already. Whoever makes a waiter
+ * top wakes it: the top waiter that leaves wakes the next, and a grant
+ * wakes the waiter it leaves first.
  */
 #ifndef _TOFUTEX_RWLOCK_H
 #define _TOFUTEX_RWLOCK_H
@@ -64,8 +70,26 @@ static inline bool tofutex_rw_free(u32 word)
 	return !(word & TOFUTEX_RW_COUNT_MASK);
 }
 
+/**
+ * tofutex_rw_waited() - has @w waited handoff_ns since it queued?
+ * @w:   a queued waiter
+ * @now: ktime_get_ns()
+ *
+ * A writer that has starves: the word is handed to it when the readers
+ * drain, and new readers queue behind it. Its clock runs from the time it
+ * queued, also while other waiters are ahead of it.
+ *
+ * Return: true when it has.
+ */
+static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
+				     u64 now)
+{
+	return now - w->since >= tofutex_handoff_ns();
+}
+
+struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
-			     u32 word, u32 held);
+			     u32 word, u32 held, struct task_struct **top);
 void tofutex_rw_wake_granted(struct tofutex_state *state);
 
 #endif /* _TOFUTEX_RWLOCK_H */

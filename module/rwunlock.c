@@ -6,11 +6,11 @@
  * queue and the top waiter; rwlock.h the locking rules.
  *
  * RWUNLOCK releases the caller's write lock or one read lock. When that
- * frees the word and waiters are queued, it gives the word to a starving
- * writer top waiter, or to every queued reader if the first waiter is a
- * reader, or else releases it and wakes the writer top waiter, which then
- * takes the word unless a thief was faster: throughput first, as for TO
- * locks. A word with no state is released under the bucket lock
+ * frees the word and waiters are queued, it gives the word to the writer
+ * top waiter if that starves (rwlock.c, "Writers do not starve"), or to
+ * every queued reader if the top waiter is a reader, or else releases it
+ * and wakes the writer top waiter, which then takes the word unless a
+ * thief was faster: throughput first, as for TO locks. A word with no state is released under the bucket lock
  * (tofutex_state_get_or()), as unlock.c explains.
  *
  * Locking: the word is read and released under state->lock, so that the
@@ -38,36 +38,75 @@
 #define TOFUTEX_RW_WAKE_BATCH	8
 
 /**
+ * tofutex_rw_first() - the top waiter: the first not yet given the lock
+ * @state: the word's state, with state->lock held
+ *
+ * Return: the waiter, or NULL when every queued waiter holds the word.
+ */
+struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *w;
+
+	lockdep_assert_held(&state->lock);
+	list_for_each_entry(w, &state->waiters, node)
+		if (!w->granted)
+			return w;
+	return NULL;
+}
+
+/* The first writer not yet given the lock, or NULL. */
+static struct tofutex_rw_waiter *
+tofutex_rw_first_writer(struct tofutex_state *state)
+{
+	struct tofutex_rw_waiter *w;
+
+	list_for_each_entry(w, &state->waiters, node)
+		if (w->write && !w->granted)
+			return w;
+	return NULL;
+}
+
+/**
  * tofutex_rw_grant_readers() - give the word to every queued reader
  * @state: the word's state, with state->lock held
  * @uaddr: the word
  * @word:  the word as read under state->lock
  * @held:  readers that keep holding it: the count of @word, or 0 when the
  *         caller's RWUNLOCK is freeing it
+ * @top:   out: the writer that becomes top waiter, with a reference held
+ *         for the caller to wake (tofutex_wake_task()), or NULL
  *
  * One cmpxchg adds every reader that is queued and not yet given the lock
- * to the count; RW_HANDOFF (stale, when a reader is first in the queue)
- * and WAITERS go, since only a top waiter relies on WAITERS and the
- * readers are leaving. The caller wakes them with
- * tofutex_rw_wake_granted() after dropping state->lock.
+ * to the count, those behind a writer too: queued readers enter together.
+ * The first writer left in the queue becomes top waiter. If it starves
+ * already, the new word has RW_HANDOFF and WAITERS: readers that arrive
+ * now queue behind it, and the last reader out hands it the word. Else
+ * both bits go (a stale RW_HANDOFF of a writer that gave up, WAITERS that
+ * only a top waiter relies on): the writer sets them itself as top
+ * waiter. The caller wakes the readers with tofutex_rw_wake_granted()
+ * after dropping state->lock.
  *
  * Return: 1 when given, TOFUTEX_RW_CHANGED, -EAGAIN when the count would
  * overflow, -EFAULT.
  */
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
-			     u32 word, u32 held)
+			     u32 word, u32 held, struct task_struct **top)
 {
-	struct tofutex_rw_waiter *w;
-	u32 n = 0, cur;
+	struct tofutex_rw_waiter *w, *writer;
+	u32 n = 0, newval, cur;
 
 	lockdep_assert_held(&state->lock);
+	*top = NULL;
 	list_for_each_entry(w, &state->waiters, node)
 		if (!w->write && !w->granted)
 			n++;
 	if (n > TOFUTEX_RW_COUNT_MASK - held)
 		return -EAGAIN;
-	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word,
-					  TOFUTEX_RW_SHARED | (held + n)))
+	writer = tofutex_rw_first_writer(state);
+	newval = TOFUTEX_RW_SHARED | (held + n);
+	if (writer && tofutex_rw_waited(writer, ktime_get_ns()))
+		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
+	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word, newval))
 		return -EFAULT;
 	if (cur != word)
 		return TOFUTEX_RW_CHANGED;
@@ -77,6 +116,8 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 		/* After the cmpxchg: tofutex_rw_granted() reads it unlocked. */
 		smp_store_release(&w->granted, true);
 	}
+	if (writer)
+		*top = get_task_struct(writer->task);
 	return 1;
 }
 
@@ -120,12 +161,15 @@ void tofutex_rw_wake_granted(struct tofutex_state *state)
  * struct tofutex_rw_unlocker - one RWUNLOCK call, on the caller's stack
  * @uaddr: the word
  * @vpid:  the caller's TID
- * @wake:  a writer to wake after dropping state->lock, reference held
+ * @wake:  a writer to wake after dropping state->lock, or the writer
+ *         that readers given the word leave top waiter; reference held
+ * @wake_top: after a hand-off to a writer, the waiter it leaves top
  */
 struct tofutex_rw_unlocker {
 	u32 __user *uaddr;
 	u32 vpid;
 	struct task_struct *wake;
+	struct task_struct *wake_top;
 };
 
 /**
@@ -180,15 +224,26 @@ static int tofutex_rw_unlock_unqueued(void *arg)
 	return cur == word ? 0 : -EAGAIN;
 }
 
-/* The first waiter not yet given the lock, or NULL. */
-static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
+/**
+ * tofutex_rw_handoff() - the word a freeing RWUNLOCK hands to a writer
+ * @state: the word's state, with state->lock held
+ * @top:   the top waiter, a writer that starves
+ *
+ * WAITERS stays when others wait behind it, so that its unlock comes here
+ * and gives the word on at once rather than freeing it for whoever is
+ * fastest while the next top waiter is still being woken.
+ *
+ * Return: the new word.
+ */
+static u32 tofutex_rw_handoff(struct tofutex_state *state,
+			      struct tofutex_rw_waiter *top)
 {
-	struct tofutex_rw_waiter *w;
+	struct tofutex_rw_waiter *w = top;
 
-	list_for_each_entry(w, &state->waiters, node)
+	list_for_each_entry_continue(w, &state->waiters, node)
 		if (!w->granted)
-			return w;
-	return NULL;
+			return top->vpid | TOFUTEX_WAITERS;
+	return top->vpid;
 }
 
 /**
@@ -197,7 +252,9 @@ static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
  * @state: the word's state, with a use held
  *
  * Under state->lock: release, and when that frees the word, give it to
- * the waiters or wake the first one (see "Releasing" above).
+ * the waiters or wake the top waiter (see the file's head). A writer top
+ * waiter starves by its own clock here, whether or not it has run since
+ * it began to starve.
  *
  * Return: 1 when readers were given the word (the caller wakes them), 0,
  * -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
@@ -205,9 +262,9 @@ static struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
 static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 				    struct tofutex_state *state)
 {
-	struct tofutex_rw_waiter *top;
+	struct tofutex_rw_waiter *top, *next;
+	bool handoff, freed;
 	u32 word, cur;
-	bool freed;
 	s64 newval;
 	int ret;
 
@@ -219,20 +276,27 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 		return newval;
 	top = freed ? tofutex_rw_first(state) : NULL;
 	if (top && !top->write) {
-		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0);
+		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0,
+					       &u->wake);
 		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
 	}
-	if (top && state->handoff)
-		newval = top->vpid;
+	handoff = top && tofutex_rw_waited(top, ktime_get_ns());
+	if (handoff)
+		newval = tofutex_rw_handoff(state, top);
 	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
 		return -EFAULT;
 	if (cur != word)
 		return -EAGAIN;
-	if (top) {
-		if (state->handoff)
-			/* After the cmpxchg, as tofutex_rw_grant_readers(). */
-			smp_store_release(&top->granted, true);
-		u->wake = get_task_struct(top->task);
+	if (!top)
+		return 0;
+	u->wake = get_task_struct(top->task);
+	if (handoff) {
+		/* After the cmpxchg, as tofutex_rw_grant_readers(). */
+		smp_store_release(&top->granted, true);
+		/* The next waiter is top now. */
+		next = tofutex_rw_first(state);
+		if (next)
+			u->wake_top = get_task_struct(next->task);
 	}
 	return 0;
 }
@@ -266,7 +330,9 @@ static int tofutex_rw_unlock_pass(struct tofutex_table *table,
 		if (ret == 1 || u->wake)
 			*woken = 1;
 		tofutex_wake_task(u->wake);
+		tofutex_wake_task(u->wake_top);
 		u->wake = NULL;
+		u->wake_top = NULL;
 		tofutex_state_put(table, state);
 		ret = ret == 1 ? 0 : ret;
 	}

@@ -210,6 +210,7 @@ struct tofutex_deadline_timer {
 };
 
 bool tofutex_deadline_passed(const struct tofutex_deadline *dl);
+int tofutex_deadline_interrupted(const struct tofutex_deadline *dl);
 void tofutex_deadline_timer_start(struct tofutex_deadline_timer *t,
 				  const struct tofutex_deadline *dl);
 void tofutex_deadline_timer_cancel(struct tofutex_deadline_timer *t);
@@ -356,6 +357,7 @@ enum tofutex_window {
 	TOFUTEX_WINDOW_REQUEUE_RELEASE = 6,
 	TOFUTEX_WINDOW_REQUEUE_RESULT = 7,
 	TOFUTEX_WINDOW_SWAP_QUEUED = 8,
+	TOFUTEX_WINDOW_RW_GRANTED = 9,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS

@@ -143,11 +143,7 @@ static int tofutex_wait_queue(struct tofutex_wait_call *wc)
 /* Must the sleep end without a wake-up: a signal or the deadline? */
 static int tofutex_wait_interrupted(struct tofutex_wait_call *wc)
 {
-	if (signal_pending(current))
-		return -ERESTARTSYS;
-	if (tofutex_deadline_passed(&wc->deadline))
-		return -ETIMEDOUT;
-	return 0;
+	return tofutex_deadline_interrupted(&wc->deadline);
 }
 
 /* Wake SWAP's wakee now, if it is not woken yet. */

@@ -14,6 +14,12 @@
  *   woken, and a WAKE of UINT32_MAX held between its batches until the
  *   woken ones are asleep again (the WAKE_BATCH window): WAKE must wake at
  *   most the waiters queued when it began, and return.
+ * - rwlock_changing_word_*: RDLOCK on a word whose writer TID keeps
+ *   changing between two live threads, WRLOCK on one whose reader count
+ *   keeps moving: the top waiter's retries (its spins, the cmpxchg that
+ *   sets WAITERS or RW_HANDOFF) must end on a signal (EINTR without
+ *   SA_RESTART) and on SIGKILL. The caller and the signalling thread
+ *   share one CPU, as for UNLOCK.
  * - fault_in_uffd_*: LOCK on a word whose page userfaultfd keeps absent
  *   must wait for the page, take the word once the page is provided, and
  *   die on SIGKILL while it waits.
@@ -111,6 +117,59 @@ static void unpin(pthread_t t)
 	for (i = 0; i < CPU_SETSIZE; i++)
 		CPU_SET(i, &set);
 	pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+/*
+ * Fork a child that runs @child_main(@arg, @up), where @up is the write
+ * end of a pipe on which it reports one byte when it is set up; wait for
+ * that byte (in *@ch, 0 when none came) and return the child. A child
+ * that did not report 'B' is killed.
+ */
+static pid_t child_start(void (*child_main)(long arg, int up), long arg,
+			 char *ch)
+{
+	int up[2];
+	struct pollfd pf;
+	pid_t child;
+
+	*ch = 0;
+	ck_assert_int_eq(pipe(up), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(up[0]);
+		child_main(arg, up[1]);
+		_exit(1);
+	}
+	close(up[1]);
+	pf = (struct pollfd){ .fd = up[0], .events = POLLIN };
+	if (poll(&pf, 1, TEST_WAIT_NS / NSEC_PER_MSEC) != 1 ||
+	    read(up[0], ch, 1) != 1)
+		*ch = 0;
+	close(up[0]);
+	if (*ch != 'B')
+		kill(child, SIGKILL);
+	return child;
+}
+
+/*
+ * SIGKILL @child and reap it within TEST_WAIT_NS. Return: whether it was
+ * reaped; its wait status in *@status.
+ */
+static bool child_kill_reap(pid_t child, int *status)
+{
+	uint64_t end = now_ns() + TEST_WAIT_NS;
+	pid_t w = 0;
+
+	*status = 0;
+	ck_assert_int_eq(kill(child, SIGKILL), 0);
+	while (now_ns() < end) {
+		w = waitpid(child, status, WNOHANG);
+		if (w)
+			break;
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	return w == child;
 }
 
 /* ---- UNLOCK on a word that keeps changing ---- */
@@ -229,6 +288,172 @@ START_TEST(test_unlock_changing_word_signal)
 		      changes, atomic_load(&sig_count),
 		      ok ? "" : ", until the word stopped changing");
 	close(u.fd);
+}
+END_TEST
+
+/* ---- RDLOCK and WRLOCK on a word that keeps changing ---- */
+
+struct rw_churn {
+	int fd;
+	bool write;
+	uint32_t word;
+	uint32_t vals[2];
+	atomic_uint tid;		/* the changer's */
+	atomic_bool stop, gave_up, in_call, done;
+	atomic_ulong changes;
+	int ret;
+	pthread_t changer, locker;
+};
+
+/*
+ * Alternates the word between @vals until told to stop, or gives up after
+ * DRIVER_LIFE_NS; leaves it free, so that a lock still in the kernel then
+ * takes it and returns.
+ */
+static void *rw_changer_main(void *p)
+{
+	struct rw_churn *c = p;
+	uint64_t end = now_ns() + DRIVER_LIFE_NS;
+	uint32_t i = 0;
+
+	atomic_store(&c->tid, test_gettid());
+	while (!atomic_load(&c->stop)) {
+		__atomic_store_n(&c->word, c->vals[i++ & 1], __ATOMIC_RELEASE);
+		if ((atomic_fetch_add(&c->changes, 1) & 0xfff) == 0 &&
+		    now_ns() > end) {
+			atomic_store(&c->gave_up, true);
+			break;
+		}
+	}
+	__atomic_store_n(&c->word, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* One RDLOCK or WRLOCK without a deadline; its errno value in @ret. */
+static void *rw_locker_main(void *p)
+{
+	struct rw_churn *c = p;
+	struct tofutex_lock a;
+
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)&c->word;
+	atomic_store(&c->in_call, true);
+	c->ret = ioctl(c->fd, c->write ? TOFUTEX_IOC_WRLOCK :
+		       TOFUTEX_IOC_RDLOCK, &a) ? errno : 0;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+/*
+ * Start the changer on CPU 1: RDLOCK (@write false) sees a writer, the
+ * changer itself or the caller's thread, that changes with every store;
+ * WRLOCK sees one reader, then two, then one. Neither can be taken.
+ */
+static void rw_churn_start(struct rw_churn *c, bool write)
+{
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = dev_open();
+	c->write = write;
+	c->vals[0] = TOFUTEX_RW_SHARED | 1;
+	c->vals[1] = TOFUTEX_RW_SHARED | 2;
+	if (!write) {
+		c->vals[0] = test_gettid();
+		c->vals[1] = test_gettid();
+	}
+	c->word = c->vals[0];
+	ck_assert_int_eq(pthread_create(&c->changer, NULL, rw_changer_main, c),
+			 0);
+	pin(c->changer, 1);
+	WAIT_UNTIL(ok, atomic_load(&c->tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	if (!write)
+		c->vals[1] = atomic_load(&c->tid);
+	WAIT_UNTIL(ok, atomic_load(&c->changes) > 0, TEST_WAIT_NS);
+	ck_assert(ok);
+}
+
+START_TEST(test_rwlock_changing_word_signal)
+{
+	static struct rw_churn c;
+	unsigned long changes;
+	bool gave_up;
+	uint64_t end;
+
+	install_sigusr1(false);
+	pin(pthread_self(), 0);
+	rw_churn_start(&c, _i);
+	ck_assert_int_eq(pthread_create(&c.locker, NULL, rw_locker_main, &c),
+			 0);
+	pin(c.locker, 0);
+	end = now_ns() + TEST_WAIT_NS;
+	while (!atomic_load(&c.done) && !atomic_load(&c.gave_up) &&
+	       now_ns() < end) {
+		if (atomic_load(&c.in_call))
+			pthread_kill(c.locker, SIGUSR1);
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	gave_up = atomic_load(&c.gave_up);
+	changes = atomic_load(&c.changes);
+	atomic_store(&c.stop, true);
+	ck_assert(join_within(c.changer, NULL, TEST_WAIT_NS));
+	ck_assert_msg(join_within(c.locker, NULL, TEST_WAIT_NS),
+		      "%s did not return once the word stopped changing",
+		      _i ? "WRLOCK" : "RDLOCK");
+	unpin(pthread_self());
+	ck_assert_msg(!gave_up && c.ret == EINTR,
+		      "%s on a word that kept changing (%lu changes): %s after %d signals%s",
+		      _i ? "WRLOCK" : "RDLOCK", changes, strerror(c.ret),
+		      atomic_load(&sig_count),
+		      gave_up ? ", only once the word stopped changing" : "");
+	close(c.fd);
+}
+END_TEST
+
+/*
+ * The child of the SIGKILL test: a churn, and a lock in a thread of its
+ * own that cannot return (the main thread's TID is one of the writers).
+ */
+static void rw_churn_child(long wr, int up)
+{
+	static struct rw_churn c;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(2);
+	rw_churn_start(&c, wr);
+	if (pthread_create(&c.locker, NULL, rw_locker_main, &c))
+		_exit(3);
+	while (!atomic_load(&c.in_call))
+		sleep_ns(NSEC_PER_MSEC);
+	if (write(up, "B", 1) != 1)
+		_exit(4);
+	pthread_join(c.locker, NULL);
+	_exit(5);
+}
+
+START_TEST(test_rwlock_changing_word_sigkill)
+{
+	int status;
+	pid_t child;
+	bool reaped;
+	char ch;
+
+	pin(pthread_self(), 0);
+	child = child_start(rw_churn_child, _i, &ch);
+	ck_assert_msg(ch == 'B', "the child could not set up ('%c')", ch);
+	/* Let it enter the call and retry there, then kill it. */
+	sleep_ns(20 * NSEC_PER_MSEC);
+	reaped = child_kill_reap(child, &status);
+	unpin(pthread_self());
+	ck_assert_msg(reaped,
+		      "a SIGKILLed %s stayed in the kernel on a word that kept changing",
+		      _i ? "WRLOCK" : "RDLOCK");
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "the child was not killed: status %#x", status);
 }
 END_TEST
 
@@ -470,15 +695,17 @@ END_TEST
 /*
  * The child's LOCK thread faults on the page; its main thread sees the
  * fault on the userfaultfd, tells the parent ("B") and never provides the
- * page. "E" instead: LOCK returned. Other bytes: set-up failed.
+ * page. "E" instead: LOCK returned. Other bytes: set-up failed. (The
+ * argument is child_start()'s, unused.)
  */
-static void __attribute__((noreturn)) uffd_child(int up)
+static void __attribute__((noreturn)) uffd_child(long unused, int up)
 {
 	struct fault_locker l;
 	struct uffd_msg msg;
 	uint32_t *page;
 	int uffd;
 
+	(void)unused;
 	memset(&l, 0, sizeof(l));
 	uffd = uffd_page(&page, 0);
 	l.fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -500,43 +727,20 @@ static void __attribute__((noreturn)) uffd_child(int up)
 
 START_TEST(test_fault_in_uffd_sigkill)
 {
-	int up[2], status = 0;
-	struct pollfd pf;
-	pid_t child, w = 0;
-	uint64_t end;
-	char ch = 0;
+	int status;
+	pid_t child;
+	char ch;
 
-	ck_assert_int_eq(pipe(up), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		close(up[0]);
-		uffd_child(up[1]);
-	}
-	close(up[1]);
-	pf = (struct pollfd){ .fd = up[0], .events = POLLIN };
-	ck_assert_int_eq(poll(&pf, 1, TEST_WAIT_NS / NSEC_PER_MSEC), 1);
-	ck_assert_int_eq(read(up[0], &ch, 1), 1);
-	if (ch != 'B')
-		kill(child, SIGKILL);
+	child = child_start(uffd_child, 0, &ch);
 	ck_assert_msg(ch != 'E',
 		      "LOCK on a word whose page is not present yet returned instead of waiting for the page");
 	ck_assert_msg(ch == 'B', "the child could not set up ('%c')", ch);
 
 	/* LOCK waits in its fault-in: SIGKILL must end it. */
-	ck_assert_int_eq(kill(child, SIGKILL), 0);
-	end = now_ns() + TEST_WAIT_NS;
-	while (now_ns() < end) {
-		w = waitpid(child, &status, WNOHANG);
-		if (w)
-			break;
-		sleep_ns(NSEC_PER_MSEC);
-	}
-	ck_assert_msg(w == child,
+	ck_assert_msg(child_kill_reap(child, &status),
 		      "a SIGKILLed LOCK stayed in the kernel, waiting for a page that is never provided");
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		      "the child was not killed: status %#x", status);
-	close(up[0]);
 }
 END_TEST
 
@@ -550,6 +754,12 @@ static Suite *loops_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_unlock_changing_word_signal);
 	tcase_add_test(tc, test_wake_requeueing_waiters);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rwlock");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_rwlock_changing_word_signal, 0, 2);
+	tcase_add_loop_test(tc, test_rwlock_changing_word_sigkill, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fault_in");

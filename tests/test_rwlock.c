@@ -9,7 +9,8 @@
  * The user-space side is written here from the ABI's description (one
  * cmpxchg per uncontended operation), not taken from libtofutex, so that
  * these tests check the ABI and the library's own tests check the
- * library.
+ * library. The starving-writer group sets the module's handoff_ns and
+ * puts it back.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "common.h"
+#include "params.h"
 
 #define WAITERS		TOFUTEX_WAITERS
 #define SHARED		TOFUTEX_RW_SHARED
@@ -546,6 +548,121 @@ START_TEST(test_rw_writer_not_starved_by_reader_relay)
 }
 END_TEST
 
+/* ---- A starving writer ---- */
+
+/* handoff_ns, saved before a test of this group changes it. */
+static unsigned long saved_handoff_ns;
+static bool handoff_saved;
+
+static void handoff_save(void)
+{
+	tfail_reset();
+	handoff_saved = param_read("handoff_ns", &saved_handoff_ns);
+}
+
+static void handoff_restore(void)
+{
+	window_close();
+	if (handoff_saved)
+		param_write("handoff_ns", saved_handoff_ns);
+}
+
+/* Wait until locker @l has returned from its lock call, and check it. */
+static void locker_has_it(struct locker *l, const char *who)
+{
+	bool ok;
+
+	WAIT_UNTIL(ok, atomic_load(&l->done), TEST_WAIT_NS);
+	ck_assert_msg(ok, "%s did not get the lock", who);
+	ck_assert_msg(l->ret == 0, "%s: %d (%s)", who, l->ret,
+		      strerror(l->ret));
+}
+
+/*
+ * A starving writer behind a queued reader: the unlock that grants the
+ * reader the word puts RW_HANDOFF into it at once, so a reader arriving
+ * before the writer ever ran again queues behind it, and the granted
+ * reader's unlock hands the writer the word. handoff_ns is 0, so the
+ * writer starves from the moment it queues; the granted reader is held
+ * in the kernel before it leaves the queue (WINDOW_RW_GRANTED) while the
+ * word is looked at and the next reader arrives.
+ */
+START_TEST(test_rw_starving_writer_behind_granted_readers)
+{
+	uint32_t tid = test_gettid(), word = tid;
+	struct locker r1, w, r2;
+	int fd = dev_open();
+
+	param_set("handoff_ns", 0);
+	locker_start(&r1, fd, &word, false, true);
+	locker_start(&w, fd, &word, true, true);
+	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	window_open(getpid(), WINDOW_RW_GRANTED, NSEC_PER_SEC);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
+		      "word 0x%08x after the grant to the reader: new readers could join ahead of the starving writer",
+		      word_load(&word));
+
+	/* A reader arriving now queues behind the writer. */
+	locker_start(&r2, fd, &word, false, true);
+	window_close();
+	locker_has_it(&r1, "the queued reader");
+	ck_assert_msg(!atomic_load(&w.done), "the writer got in beside a reader");
+
+	atomic_store(&r1.may_release, true);
+	locker_join(&r1);
+	ck_assert_int_eq(r1.unlock_ret, 0);
+	locker_has_it(&w, "the starving writer");
+	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
+		      "writer status %#x, want HANDOFF", w.status);
+	ck_assert_uint_eq(w.word_after & (SHARED | COUNT_MASK),
+			  atomic_load(&w.tid));
+	ck_assert_msg(!atomic_load(&r2.done),
+		      "the later reader got in before the starving writer");
+
+	atomic_store(&w.may_release, true);
+	locker_join(&w);
+	ck_assert_int_eq(w.unlock_ret, 0);
+	locker_has_it(&r2, "the later reader");
+	atomic_store(&r2.may_release, true);
+	locker_join(&r2);
+	ck_assert_int_eq(r2.unlock_ret, 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A writer that began to starve while asleep, before it could raise
+ * RW_HANDOFF itself: the last reader's RWUNLOCK judges it by its clock
+ * and hands it the word. It queues while handoff_ns is a second, so that
+ * it sleeps on the readers; then handoff_ns drops to 0.
+ */
+START_TEST(test_rw_sleeping_starved_writer_handed_off)
+{
+	uint32_t word = SHARED | 1, woken = 0;
+	int fd = dev_open();
+	struct locker w;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	locker_start(&w, fd, &word, true, true);
+	ck_assert_uint_eq(word_load(&word), SHARED | WAITERS | 1);
+	param_set("handoff_ns", 0);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	locker_has_it(&w, "the writer");
+	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
+		      "writer status %#x, want HANDOFF", w.status);
+	atomic_store(&w.may_release, true);
+	locker_join(&w);
+	ck_assert_int_eq(w.unlock_ret, 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /* ---- Deadlines ---- */
 
 /*
@@ -921,6 +1038,13 @@ static Suite *rwlock_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_rw_exclusion);
 	tcase_add_test(tc, test_rw_writer_not_starved_by_reader_relay);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("starving_writer");
+	tcase_add_checked_fixture(tc, handoff_save, handoff_restore);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_rw_starving_writer_behind_granted_readers);
+	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals_and_death");

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tofutex - what the queues of TO locks (lock.h) and reader/writer locks
+ * (rwlock.h) share: the wait of a queued waiter until it may compete
+ * (queue.c), and the struct tofutex_lock argument and status of LOCK,
+ * RDLOCK and WRLOCK (lockarg.c).
+ *
+ * Locking and lifetimes: each queue's own header says what state->lock
+ * protects; the helpers here take state->lock only through the caller's
+ * top-waiter test, and hold no reference beyond the call.
+ */
+#ifndef _TOFUTEX_QUEUE_H
+#define _TOFUTEX_QUEUE_H
+
+#include <linux/types.h>
+
+#include "tofutex.h"
+
+/* queue.c */
+
+/**
+ * struct tofutex_queue_wait - a queued waiter's wait to become top waiter
+ * @table:    the caller's process table, for the statistics
+ * @deadline: when the call gives up
+ * @sleeps:   the call's sleep count, counted up per sleep
+ * @is_top:   whether the caller may compete now (or need not: it was
+ *            given the lock); takes state->lock itself
+ * @arg:      the argument of @is_top
+ */
+struct tofutex_queue_wait {
+	struct tofutex_table *table;
+	const struct tofutex_deadline *deadline;
+	unsigned int *sleeps;
+	bool (*is_top)(void *arg);
+	void *arg;
+};
+
+int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw);
+
+/* lockarg.c */
+int tofutex_lock_arg_get(struct tofutex_lock __user *argp, u32 flags_ok,
+			 u32 __user **uaddr, struct tofutex_deadline *dl,
+			 u32 *flags);
+void tofutex_lock_arg_put(struct tofutex_lock __user *argp, u32 status);
+void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
+			 unsigned int sleeps, u32 *status);
+
+#endif /* _TOFUTEX_QUEUE_H */
