@@ -112,6 +112,12 @@ TOFUTEX_HIDDEN void tofutex__env_quiet(void);
 TOFUTEX_HIDDEN void tofutex__spin_forget(void);
 /* spin.c: the calling thread's user-space spin budget now, in ns. */
 TOFUTEX_HIDDEN uint32_t tofutex__spin_budget(void);
+/*
+ * spin.c: the calling thread's spin ended: it took the word (@taken), or
+ * ran out its budget with the owner it began on still holding it
+ * (@stuck), or ran out while the word changed hands.
+ */
+TOFUTEX_HIDDEN void tofutex__spin_ended(bool taken, bool stuck);
 /* spin.c: does the budget follow the kernel trips' cost (auto)? */
 TOFUTEX_HIDDEN bool tofutex__spin_auto(void);
 /* spin.c: a contended lock of the calling thread spent @ns in the kernel. */

@@ -110,12 +110,14 @@ static inline int tofutex_mutex_take_free(tofutex_mutex_t *m, uint32_t tid,
  * Poll a held word for up to the user-space spin budget (spin.c), taking
  * it when its owner lets go. Returns as tofutex_mutex_take_free(), EBUSY
  * when the budget ran out. Read-only polling: the owner's cache line is
- * not stolen until the word is free.
+ * not stolen until the word is free. How the spin ended, and whether the
+ * owner it began on held the word all along, sets the next budgets.
  */
 static __attribute__((noinline)) int
 tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 {
 	const uint32_t budget = tofutex__spin_budget();
+	const uint32_t owner = word & TOFUTEX_TID_MASK;
 	uint64_t end = 0, now;
 	unsigned int polls = 0;
 	int err;
@@ -124,14 +126,19 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 		return tofutex_mutex_take_free(m, tid, &word);
 	for (;;) {
 		err = tofutex_mutex_take_free(m, tid, &word);
-		if (err != EBUSY)
+		if (err != EBUSY) {
+			tofutex__spin_ended(true, false);
 			return err;
+		}
 		if (++polls % TOFUTEX_USER_SPIN_CLOCK_EVERY == 0) {
 			now = tofutex_now_ns();
-			if (!end)
+			if (!end) {
 				end = now + budget;
-			else if (now >= end)
+			} else if (now >= end) {
+				tofutex__spin_ended(false, (word &
+					TOFUTEX_TID_MASK) == owner);
 				return EBUSY;
+			}
 		}
 		tofutex_cpu_relax();
 		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);

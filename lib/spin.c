@@ -31,7 +31,8 @@
  * sections rarely reach it. No other setting -- fixed budgets up to
  * 50 us, the module's spin_ns, auto -- has beaten the default by more
  * than the benchmark's run-to-run spread in one block without losing in
- * another, so the default stays fixed and auto is there to be measured.
+ * another, so the default stays a fixed 5 us (less the back-off below)
+ * and auto is there to be measured.
  *
  * Why the spin does not look at the owner: a per-thread on-CPU flag that
  * the module would keep with preempt notifiers and map into the process
@@ -47,6 +48,23 @@
  * and a blind spin of 50 us, which a prototype of the flag only matched,
  * reaches 0.77-0.79. Every context switch in the system would pay for the
  * notifier walk. The commands and tables are in bench/README.md.
+ *
+ * A spin that ran out its budget while the owner it began on still held
+ * the word says the owner is not about to let go: it sleeps, was
+ * preempted, or holds the lock across a sched_yield() (sysbench's threads
+ * test does, with more threads than CPUs). The next spin of that owner's
+ * waiters will most likely fail too, and a failed spin is CPU taken from
+ * the threads that could run, the owner among them. So each such stuck
+ * spin halves the calling thread's next budgets, down to
+ * 1/2^TOFUTEX_USER_SPIN_STUCK_MAX of it, and a spin that takes the word
+ * restores the whole budget (tofutex__spin_ended()). A spin that ran out
+ * while the word passed between other threads leaves it alone: the lock
+ * moves, this thread only lost the races. The smallest budget still
+ * catches the release of a short critical section, which brings the rest
+ * back. Per thread, as the auto estimate, for want of bits in the mutex.
+ * Only the default budget backs off: a budget set in TOFUTEX_SPIN_NS,
+ * fixed or auto, is spent whole, so that "TOFUTEX_SPIN_NS=5000" is the
+ * default without the back-off, to measure the two side by side.
  *
  * TOFUTEX_SPIN_NS in the environment replaces the default: a number of ns
  * (0 to TOFUTEX_USER_SPIN_MAX_NS; 0: straight to the kernel), "auto"
@@ -77,19 +95,33 @@
 #define TOFUTEX_USER_SPIN_AUTO_SHIFT	3
 
 /*
+ * Stuck spins in a row halve the budget this many times at most: the
+ * default 5 us then becomes about 300 ns, a few polls of a word still.
+ */
+#define TOFUTEX_USER_SPIN_STUCK_MAX	4u
+
+/*
  * The parsed setting: the budget (fixed) or the cap (auto) in ns, plus
- * one, with TOFUTEX_SPIN_AUTO set for auto; 0: not read yet.
+ * one, with TOFUTEX_SPIN_AUTO set for auto, TOFUTEX_SPIN_DEFAULT for the
+ * default (backing off); 0: not read yet.
  */
 #define TOFUTEX_SPIN_AUTO	0x80000000u
+#define TOFUTEX_SPIN_DEFAULT	0x40000000u
+#define TOFUTEX_SPIN_FLAGS	(TOFUTEX_SPIN_AUTO | TOFUTEX_SPIN_DEFAULT)
 static uint32_t tofutex_spin_setting;
 
 /* auto: this thread's estimate of a kernel trip's cost, ns; 0: none yet. */
 static _Thread_local uint32_t tofutex_spin_est
 	__attribute__((tls_model("initial-exec")));
 
+/* This thread's stuck spins in a row, up to TOFUTEX_USER_SPIN_STUCK_MAX. */
+static _Thread_local uint8_t tofutex_spin_stuck
+	__attribute__((tls_model("initial-exec")));
+
 static __attribute__((noinline)) uint32_t tofutex_spin_read(void)
 {
-	uint32_t setting = TOFUTEX_USER_SPIN_NS + 1, ns;
+	uint32_t setting = (TOFUTEX_USER_SPIN_NS + 1) | TOFUTEX_SPIN_DEFAULT;
+	uint32_t ns;
 	bool autospin;
 
 	if (tofutex__env_spin(TOFUTEX_USER_SPIN_MAX_NS, &ns, &autospin)) {
@@ -111,13 +143,14 @@ static inline uint32_t tofutex_spin_get(void)
 /* The fixed budget, or auto's cap, in ns. */
 static inline uint32_t tofutex_spin_ns(uint32_t setting)
 {
-	return (setting & ~TOFUTEX_SPIN_AUTO) - 1;
+	return (setting & ~TOFUTEX_SPIN_FLAGS) - 1;
 }
 
 void tofutex__spin_forget(void)
 {
 	__atomic_store_n(&tofutex_spin_setting, 0, __ATOMIC_RELAXED);
 	tofutex_spin_est = 0;
+	tofutex_spin_stuck = 0;
 }
 
 uint32_t tofutex__spin_budget(void)
@@ -126,11 +159,21 @@ uint32_t tofutex__spin_budget(void)
 	uint32_t cap = tofutex_spin_ns(setting);
 	uint32_t est = tofutex_spin_est;
 
+	if (setting & TOFUTEX_SPIN_DEFAULT)
+		return cap >> tofutex_spin_stuck;
 	if (!(setting & TOFUTEX_SPIN_AUTO))
 		return cap;
 	if (!est)
 		est = TOFUTEX_USER_SPIN_NS;
 	return est < cap ? est : cap;
+}
+
+void tofutex__spin_ended(bool taken, bool stuck)
+{
+	if (taken)
+		tofutex_spin_stuck = 0;
+	else if (stuck && tofutex_spin_stuck < TOFUTEX_USER_SPIN_STUCK_MAX)
+		tofutex_spin_stuck++;
 }
 
 bool tofutex__spin_auto(void)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libtofutex's user-space spin budget (lib/spin.c): the fixed default,
+ * libtofutex's user-space spin budget (lib/spin.c): the default, which
+ * backs off after spins that ran out on an owner that kept the word,
  * TOFUTEX_SPIN_NS overriding it, and the auto budget following the cost
  * of the thread's kernel trips, up to its cap -- both fed directly and
  * through a contended tofutex_mutex_lock() that has to wait in the
@@ -81,6 +82,69 @@ START_TEST(test_spin_fixed)
 	tofutex__spin_learn(1000000);
 	tofutex__spin_learn(10);
 	ck_assert_uint_eq(tofutex__spin_budget(), cases[_i].ns);
+}
+END_TEST
+
+/* ---- the default's back-off after stuck spins ---- */
+
+/*
+ * Each spin that ran out on the owner it began with halves the default
+ * budget, down to a sixteenth; a spin that ran out while the word changed
+ * hands leaves it; a spin that took the word restores it whole.
+ */
+START_TEST(test_spin_default_backs_off)
+{
+	uint32_t want = SPIN_DEFAULT_NS;
+	int n;
+
+	spin_env(NULL);
+	for (n = 0; n < 6; n++) {
+		tofutex__spin_ended(false, true);
+		if (want > SPIN_DEFAULT_NS / 16)
+			want /= 2;
+		ck_assert_uint_eq(tofutex__spin_budget(), want);
+	}
+	ck_assert_uint_eq(want, SPIN_DEFAULT_NS / 16);
+	tofutex__spin_ended(false, false);
+	ck_assert_uint_eq(tofutex__spin_budget(), want);
+	tofutex__spin_ended(true, false);
+	ck_assert_uint_eq(tofutex__spin_budget(), SPIN_DEFAULT_NS);
+}
+END_TEST
+
+/* A budget set in TOFUTEX_SPIN_NS, fixed or auto, is spent whole. */
+START_TEST(test_spin_set_no_backoff)
+{
+	static const char *const envs[] = { "5000", "auto" };
+	uint32_t before;
+
+	spin_env(envs[_i]);
+	before = tofutex__spin_budget();
+	for (int n = 0; n < 3; n++)
+		tofutex__spin_ended(false, true);
+	ck_assert_uint_eq(tofutex__spin_budget(), before);
+}
+END_TEST
+
+/* The back-off is the calling thread's, as the auto estimate is. */
+static void *stuck_main(void *arg)
+{
+	(void)arg;
+	for (int n = 0; n < 4; n++)
+		tofutex__spin_ended(false, true);
+	return (void *)(uintptr_t)tofutex__spin_budget();
+}
+
+START_TEST(test_spin_backoff_per_thread)
+{
+	pthread_t t;
+	void *ret;
+
+	spin_env(NULL);
+	ck_assert_int_eq(pthread_create(&t, NULL, stuck_main, NULL), 0);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_uint_eq((uintptr_t)ret, SPIN_DEFAULT_NS / 16);
+	ck_assert_uint_eq(tofutex__spin_budget(), SPIN_DEFAULT_NS);
 }
 END_TEST
 
@@ -203,6 +267,46 @@ START_TEST(test_spin_learns_from_lock)
 }
 END_TEST
 
+/* Hold the mutex until a locker waits in the kernel (WAITERS is set). */
+static void *hold_until_waiters_main(void *arg)
+{
+	struct holder *h = arg;
+	bool ok;
+
+	if (tofutex_mutex_lock(&h->m))
+		return (void *)1;
+	atomic_store(&h->locked, 1);
+	WAIT_UNTIL(ok, word_load(&h->m.word) & TOFUTEX_WAITERS, TEST_WAIT_NS);
+	if (tofutex_mutex_unlock(&h->m) || !ok)
+		return (void *)1;
+	return NULL;
+}
+
+/*
+ * A lock whose spin ran out while the owner it found kept the word (the
+ * owner let go only once the locker waited in the kernel) halves the
+ * default budget of the locking thread.
+ */
+START_TEST(test_spin_stuck_lock_backs_off)
+{
+	struct holder h = { .m = TOFUTEX_MUTEX_INITIALIZER };
+	pthread_t t;
+	void *ret;
+
+	spin_env(NULL);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_until_waiters_main,
+					&h), 0);
+	while (!atomic_load(&h.locked))
+		sleep_ns(100 * NSEC_PER_USEC);
+	ck_assert_uint_eq(tofutex__spin_budget(), SPIN_DEFAULT_NS);
+	ck_assert_int_eq(tofutex_mutex_lock(&h.m), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&h.m), 0);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_ptr_null(ret);
+	ck_assert_uint_eq(tofutex__spin_budget(), SPIN_DEFAULT_NS / 2);
+}
+END_TEST
+
 struct excl {
 	tofutex_mutex_t m;
 	unsigned long counter;
@@ -258,12 +362,16 @@ static Suite *lib_spin_suite(void)
 	tcase_add_loop_test(tc, test_spin_fixed, 0, 12);
 	tcase_add_loop_test(tc, test_spin_auto_follows, 0, 3);
 	tcase_add_test(tc, test_spin_auto_per_thread);
+	tcase_add_test(tc, test_spin_default_backs_off);
+	tcase_add_loop_test(tc, test_spin_set_no_backoff, 0, 2);
+	tcase_add_test(tc, test_spin_backoff_per_thread);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mutex");
 	tcase_add_checked_fixture(tc, tfail_reset, spin_env_reset);
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_spin_learns_from_lock, 0, 2);
+	tcase_add_test(tc, test_spin_stuck_lock_backs_off);
 	tcase_add_test(tc, test_spin_auto_excludes);
 	suite_add_tcase(s, tc);
 	return s;
