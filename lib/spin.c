@@ -2,7 +2,7 @@
 /*
  * libtofutex - the user-space spin budget of a contended tofutex_mutex_t:
  * how long mutex.c polls a held word before it asks the kernel (or, on
- * the futex backend, futex.c) for the lock.
+ * the futex backend, backend_futex.c) for the lock.
  *
  * The kernel spins too, on an owner it can see running, but the trip
  * there is a system call plus a per-word state to find or create: about
