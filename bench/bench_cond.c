@@ -18,7 +18,7 @@
  * mutex with a default condition variable, the baseline = 1.00) and
  * adaptive (PTHREAD_MUTEX_ADAPTIVE_NP with a default condition variable).
  *
- * Method, as bench_lock's (bench/README.md): every run is a fresh child
+ * Method, as bench_lock's (bench/lock.md): every run is a fresh child
  * process (so that each gets the backend its environment asks for),
  * implementations are interleaved within each repetition, each point
  * reports the median over --reps runs and the min-max spread, and the

@@ -9,7 +9,7 @@
  * `pause` instruction (the RFC's choice) or a plain counted loop of about
  * the same length, calibrated at start-up; every point runs with both,
  * because under emulation `pause` is not the cheap hint it is on hardware
- * (see bench/README.md). The counter is read and written
+ * (see bench/lock.md). The counter is read and written
  * non-atomically on either side of the critical section, so a lock that
  * lets two threads in loses increments; every run checks it is exact and
  * the benchmark stops, printing no numbers for that run, if it is not.

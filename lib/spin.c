@@ -24,7 +24,7 @@
  * per thread, since the mutex's layout (lib/tofutex.h) has no spare bits
  * to keep one per lock.
  *
- * bench_lock --spin (bench/README.md) runs budgets side by side with the
+ * bench_lock --spin (bench/lock.md) runs budgets side by side with the
  * default and with glibc's mutexes, on the module and natively on the
  * futex backend. With no user-space spin every lock that finds the word
  * held enters the kernel; from about a microsecond on, short critical
@@ -47,7 +47,7 @@
  * leads glibc's adaptive mutex (0.62-0.73 of the bound against 0.57-0.65),
  * and a blind spin of 50 us, which a prototype of the flag only matched,
  * reaches 0.77-0.79. Every context switch in the system would pay for the
- * notifier walk. The commands and tables are in bench/README.md.
+ * notifier walk. The commands and tables are in bench/lock.md.
  *
  * A spin that ran out its budget while the owner it began on still held
  * the word says the owner is not about to let go: it sleeps, was

@@ -42,7 +42,7 @@
  *   that sleeps inside its critical section, handing the word to a waiter
  *   that must first be woken left it idle for that wake-up and cost 5-18 %
  *   of the throughput (loop+sleep, 2-16 threads, side by side in one boot:
- *   bench/README.md) while stealing kept every thread within 0.8 of the
+ *   bench/lock.md) while stealing kept every thread within 0.8 of the
  *   mean; sysbench's threads test did not gain either.
  * - it has been top waiter for longer than handoff_ns, whatever happened:
  *   a spinning top waiter that thieves beat without its ever being woken.
