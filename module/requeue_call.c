@@ -91,8 +91,8 @@ struct tofutex_requeue_call {
  *
  * Called under both states' locks; page faults disabled. The cmpxchg is
  * done even when WAITERS is set already: it orders this REQUEUE against an
- * UNLOCK that found no state (see requeue.c, "WAITERS on the lock word"). One attempt, as in
- * tofutex_word_set_waiters().
+ * UNLOCK that found no state (see requeue.c, "WAITERS on the lock
+ * word"). One attempt, as in tofutex_word_set_waiters().
  *
  * Return: 1 when the word has an owner and now has WAITERS, 0 when it has
  * no owner, -EBUSY when it changed under the cmpxchg, -EFAULT.

@@ -10,8 +10,9 @@
  * top waiter if that starves (rwlock.c, "Writers do not starve"), or to
  * every queued reader if the top waiter is a reader, or else releases it
  * and wakes the writer top waiter, which then takes the word unless a
- * thief was faster: throughput first, as for TO locks. A word with no state is released under the bucket lock
- * (tofutex_state_get_or()), as unlock.c explains.
+ * thief was faster: throughput first, as for TO locks. A word with no
+ * state is released under the bucket lock (tofutex_state_get_or()), as
+ * unlock.c explains.
  *
  * Locking: the word is read and released under state->lock, so that the
  * waiters found there are the ones the release is for; user words are
