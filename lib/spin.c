@@ -32,7 +32,8 @@
  * 50 us, the module's spin_ns, auto -- has beaten the default by more
  * than the benchmark's run-to-run spread in one block without losing in
  * another, so the default stays a fixed 5 us (less the back-off below)
- * and auto is there to be measured.
+ * and auto is there to be measured. How often the spin polls within its
+ * budget is mutex.c's tofutex_mutex_spin().
  *
  * Why the spin does not look at the owner: a per-thread on-CPU flag that
  * the module would keep with preempt notifiers and map into the process
