@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tofutex - the one place where differences between the supported kernels
- * (Debian's 6.1 and 6.12, and newer mainline) are papered over. Code
+ * (Debian's, 6.1 to 7.x, PREEMPT_RT included) are papered over. Code
  * elsewhere uses only the names defined or re-exported here.
  */
 #ifndef _TOFUTEX_COMPAT_H
@@ -127,6 +127,39 @@ static inline ktime_t tofutex_timens_monotonic_to_host(ktime_t tim)
 #else
 	return tim;
 #endif
+}
+
+/* --- uaccess.c: the user address range ------------------------------- */
+
+#include <linux/uaccess.h>
+
+/**
+ * tofutex_access_ok() - is [@p, @p + @size) in the user address range?
+ * @p:    user address
+ * @size: bytes from there
+ *
+ * access_ok() as a module sees it. On x86-64 from 6.12 it compares with
+ * USER_PTR_MAX through runtime_const_ptr(), a constant the kernel patches
+ * into its own text at boot; module text is never patched, so
+ * <asm/uaccess_64.h> reads the variable instead when MODULE is defined.
+ * Debian's 6.16 headers lack that #ifdef: a module built against them
+ * compares with the unpatched placeholder, 0x0123456789abcdef, and takes
+ * non-canonical addresses below it for user addresses. The kernel's own
+ * accessors (get_user(), copy_from_user()) are out of line and keep
+ * refusing them, but a word that passed tofutex_word_check() is accessed
+ * with user_access_begin() and __get_user(), where a non-canonical
+ * address is a general protection fault, and a warning from the fault's
+ * fixup. TASK_SIZE_MAX is the top of user space for four- and five-level
+ * paging alike, whatever access_ok() was built with.
+ *
+ * Return: true when the range is user memory's.
+ */
+static inline bool tofutex_access_ok(const void __user *p, unsigned long size)
+{
+	unsigned long addr = (unsigned long)p;
+
+	return access_ok(p, size) && size <= TASK_SIZE_MAX &&
+	       addr <= TASK_SIZE_MAX - size;
 }
 
 #endif /* _TOFUTEX_COMPAT_H */

@@ -53,7 +53,7 @@ int tofutex_word_check(u64 addr, u32 __user **uaddr)
 
 	if (!IS_ALIGNED((unsigned long)p, sizeof(u32)))
 		return -EINVAL;
-	if (!access_ok(p, sizeof(u32)))
+	if (!tofutex_access_ok(p, sizeof(u32)))
 		return -EFAULT;
 	*uaddr = p;
 	return 0;
