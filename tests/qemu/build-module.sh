@@ -41,9 +41,10 @@ find "$src/module" -xtype l -delete
 log=$top/build/$kver/module-build.log
 # Our own make's command-line variables (CC=, CFLAGS=, KVERS=...) must not
 # leak into Kbuild through MAKEFLAGS.
+# A tree in the trixie build root is built there (debian-kernels.sh).
 if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-	make -C "$kdir" M="$src" W="$w" TOFUTEX_DEBUG="${TOFUTEX_DEBUG-}" \
-	-j"$(nproc)" modules >"$log" 2>&1; then
+	"$top/tests/qemu/debian-kernels.sh" make "$kdir" M="$src" W="$w" \
+	TOFUTEX_DEBUG="${TOFUTEX_DEBUG-}" -j"$(nproc)" modules >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "build-module: module build against $kdir failed (log: $log)" >&2
 	exit 1

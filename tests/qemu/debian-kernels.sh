@@ -1,0 +1,262 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/qemu/debian-kernels.sh - Debian's newer kernels for the harness:
+# trixie's, trixie-backports' (6.16 on, each also -rt) and their build root.
+#
+#   debian-kernels.sh find WORD...
+#                     print the releases the words name, from trixie and
+#                     trixie-backports, always the newest upload of a series
+#                     as the archive's index has it (nothing hard-coded):
+#                     "default" the 6.18 LTS, the newest 7.x and the newest
+#                     7.x -rt; "all" every series and flavour Debian ships;
+#                     a series ("6.18", "7.3-rt") or a release
+#   debian-kernels.sh fetch REL...
+#                     make each kernel bootable and buildable: its headers
+#                     installed in the build root, its vmlinuz in the cache;
+#                     print "REL KDIR KIMAGE" for each
+#   debian-kernels.sh make KDIR ARGS...
+#                     make -C KDIR ARGS; when KDIR is inside the build root,
+#                     run there, with this tree visible at the same path
+#                     (build-module.sh builds every module through this)
+#   debian-kernels.sh root
+#                     make the build root if need be and print its path
+#
+# Why a build root: trixie-backports' kbuild programs (fixdep, modpost) are
+# linked against trixie's glibc and the kernels' configuration names gcc-14;
+# neither runs on the Debian 12 host. debootstrap makes a minimal trixie
+# root (about 20 s and 800 MB with two kernels' headers), cached in
+# ${TOFUTEX_CACHE:-/var/cache/tofutex}/trixie-root and reused, as the debug
+# kernel is; its package index is refreshed when older than a day, so that
+# "newest upload" means the archive's newest. The harness's user space is
+# static or packed from the host: only the module is built in the root.
+#
+# Where the files are: trixie-backports' index keeps every signed image
+# (linux-image-<rel>, whose vmlinuz moved to linux-binary-<rel> in 6.19)
+# but only the newest series' headers; older headers, their -common,
+# linux-kbuild (and from 6.18 linux-base) are still in the pool, under names made from the image's
+# version. Building for a kernel needs its headers' packages from there.
+#
+# Needs root (debootstrap, chroot, a private mount namespace). Environment:
+# TOFUTEX_CACHE (cache root), TOFUTEX_MIRROR (default
+# http://deb.debian.org/debian), TOFUTEX_SECURITY_MIRROR (default
+# http://deb.debian.org/debian-security).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${TOFUTEX_CACHE:-/var/cache/tofutex}
+root=$cache/trixie-root
+kernels=$cache/kernels
+mirror=${TOFUTEX_MIRROR:-http://deb.debian.org/debian}
+security=${TOFUTEX_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# Bump when the root's package set or layout changes: the root is remade.
+layout=1
+# What building a module for Debian's kernels needs: the compiler the
+# kernels name, make, libc headers and perl (the W=1 build's kernel-doc).
+root_pkgs=(gcc make libc6-dev perl xz-utils zstd)
+
+die() {
+	echo "debian-kernels.sh: $*" >&2
+	exit 1
+}
+
+# in_root CMD...: run CMD in the root (in its /), /proc mounted, this tree
+# at its own path, in a private mount namespace that goes away with it.
+in_root() {
+	local q
+
+	q=$(printf '%q ' "$@")
+	unshare -m --propagation private sh -c "
+		mount -t proc proc '$root/proc' &&
+		mkdir -p '$root$top' && mount --bind '$top' '$root$top' &&
+		exec chroot '$root' $q"
+}
+
+apt_in_root() {
+	in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+		-o Acquire::Retries=3 --no-install-recommends "$@"
+}
+
+# make_root: debootstrap the root (once), keep its index fresh. Locked, so
+# that two runs on one machine do not build it twice.
+make_root() {
+	local stamp=$root/.tofutex-root-$layout log
+
+	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
+	exec {lk}>"$cache/.trixie-root.lock"
+	flock "$lk"
+	if [ ! -e "$stamp" ]; then
+		[ "$(id -u)" = 0 ] || die "making the trixie build root needs root"
+		command -v debootstrap >/dev/null ||
+			die "debootstrap is missing (tests/deps.sh all)"
+		echo "debian-kernels.sh: making the trixie build root in $root" >&2
+		rm -rf "$root"
+		log=$cache/trixie-root.log
+		if ! debootstrap --variant=minbase trixie "$root" "$mirror" >"$log" 2>&1; then
+			tail -n 20 "$log" >&2
+			die "debootstrap failed (log: $log)"
+		fi
+		rm -f "$root/etc/apt/sources.list"
+		cat >"$root/etc/apt/sources.list.d/debian.sources" <<-EOF
+		Types: deb
+		URIs: $mirror
+		Suites: trixie trixie-updates trixie-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+		Types: deb
+		URIs: $security
+		Suites: trixie-security
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		EOF
+		apt_in_root update >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "apt-get update in the root failed"; }
+		apt_in_root install "${root_pkgs[@]}" >>"$log" 2>&1 ||
+			{ tail -n 20 "$log" >&2; die "installing the root's compilers failed (log: $log)"; }
+		touch "$stamp"
+	elif [ -z "$(find "$root/var/lib/apt/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
+		apt_in_root update >/dev/null 2>&1 || echo "debian-kernels.sh: apt-get update in the root failed; using the old index" >&2
+	fi
+	flock -u "$lk"
+}
+
+# releases: every amd64 kernel release in the root's index, with "rt" or
+# "plain" and its series: "REL FLAVOUR SERIES", oldest first.
+releases() {
+	in_root apt-cache pkgnames linux-image- |
+		sed -n 's/^linux-image-\([0-9][0-9.]*+deb[0-9]*-\(rt-\)\{0,1\}amd64\)$/\1/p' |
+		sort -uV | awk '{
+			fl = ($1 ~ /-rt-amd64$/) ? "rt" : "plain"
+			split($1, v, ".")
+			print $1, fl, v[1] "." v[2]
+		}'
+}
+
+# find_set WORD...: the releases the words name, each once.
+find_set() {
+	local all w ser fl
+
+	all=$(releases)
+	[ -n "$all" ] || die "no kernel in the root's package index"
+	# The newest release of each series and flavour: "REL SERIES FLAVOUR".
+	all=$(awk '{ last[$3 " " $2] = $1 } END { for (k in last) print last[k], k }' <<<"$all" | sort -V)
+	for w in "$@"; do
+		case $w in
+		all)
+			awk '{ print $1 }' <<<"$all"
+			;;
+		default)
+			awk '$2 == "6.18" && $3 == "plain" { print $1 }' <<<"$all" | tail -n 1
+			awk '$2 ~ /^[7-9]\./ && $3 == "plain" { print $1 }' <<<"$all" | tail -n 1
+			awk '$2 ~ /^[7-9]\./ && $3 == "rt" { print $1 }' <<<"$all" | tail -n 1
+			;;
+		*+deb*-amd64)
+			awk -v r="$w" '$1 == r { print $1; f = 1 } END { exit !f }' <<<"$all" ||
+				die "no $w in the archive's index (newest of each series: $(awk '{ printf "%s ", $1 }' <<<"$all"))"
+			;;
+		*)
+			ser=${w%-rt}
+			fl=plain
+			[ "$ser" = "$w" ] || fl=rt
+			awk -v s="$ser" -v f="$fl" '$2 == s && $3 == f { print $1; n = 1 } END { exit !n }' <<<"$all" ||
+				die "no kernel series '$w' in the archive's index (series: $(awk '{ printf "%s%s ", $2, $3 == "rt" ? "-rt" : "" }' <<<"$all"))"
+			;;
+		esac
+	done | awk '!seen[$0]++'
+}
+
+# pool_get DIR NAME VERSION ARCH: download NAME's .deb from the pool into
+# DIR; false when the pool has none.
+pool_get() {
+	local dir=$1 name=$2 ver=$3 arch=$4 file
+
+	file=${name}_${ver//:/%3a}_$arch.deb
+	curl -fsS --retry 3 -o "$dir/$file" "$mirror/pool/main/l/linux/$file" 2>/dev/null
+}
+
+# fetch_one REL: headers in the root, vmlinuz in the cache.
+fetch_one() {
+	local rel=$1 ver abi flav dl img f debs
+
+	ver=$(in_root apt-cache show --no-all-versions "linux-image-$rel" 2>/dev/null |
+	      sed -n 's/^Version: //p' | head -n 1)
+	[ -n "$ver" ] || die "linux-image-$rel is not in the archive's index"
+	if [ ! -e "$root/usr/src/linux-headers-$rel/Module.symvers" ]; then
+		dl=$root/tmp/tofutex-debs
+		rm -rf "$dl"
+		mkdir -p "$dl"
+		if [ -n "$(in_root apt-cache pkgnames "linux-headers-$rel")" ]; then
+			apt_in_root install "linux-headers-$rel" >"$dl.log" 2>&1 ||
+				{ tail -n 20 "$dl.log" >&2; die "headers for $rel did not install"; }
+		else
+			# Left the index: the same version's packages from the pool.
+			abi=${rel%-amd64}
+			abi=${abi%-rt}
+			flav=
+			case $rel in *-rt-amd64) flav=-rt ;; esac
+			pool_get "$dl" "linux-headers-$rel" "$ver" amd64 &&
+			pool_get "$dl" "linux-headers-$abi-common$flav" "$ver" all &&
+			pool_get "$dl" "linux-kbuild-$abi" "$ver" amd64 ||
+				die "the headers of $rel ($ver) are not in $mirror/pool"
+			# From 6.18 the headers also depend on linux-base-<rel>.
+			pool_get "$dl" "linux-base-$rel" "$ver" amd64 || true
+			debs=()
+			for f in "$dl"/*.deb; do debs+=("/tmp/tofutex-debs/${f##*/}"); done
+			apt_in_root install "${debs[@]}" >"$dl.log" 2>&1 ||
+				{ tail -n 20 "$dl.log" >&2; die "headers for $rel did not install"; }
+		fi
+		rm -rf "$dl"
+	fi
+	img=$kernels/$rel/vmlinuz
+	if [ ! -s "$img" ]; then
+		dl=$root/tmp/tofutex-img
+		rm -rf "$dl"
+		mkdir -p "$dl" "$kernels/$rel"
+		# From 6.19 the image package only depends on linux-binary-<rel>.
+		for pkg in "linux-binary-$rel" "linux-image-$rel"; do
+			[ -n "$(in_root apt-cache pkgnames "$pkg")" ] || continue
+			in_root sh -c 'cd /tmp/tofutex-img && apt-get -q download "$0"' \
+				"$pkg" >/dev/null 2>&1 ||
+				die "downloading $pkg failed"
+			dpkg-deb --fsys-tarfile "$dl"/"$pkg"_*.deb |
+				tar -xO --wildcards "*/vmlinuz-$rel" "*/$rel/vmlinuz" \
+				>"$img.tmp" 2>/dev/null || true
+			[ -s "$img.tmp" ] && break
+		done
+		rm -rf "$dl"
+		[ -s "$img.tmp" ] || die "no vmlinuz for $rel in its packages"
+		mv "$img.tmp" "$img"
+	fi
+	echo "$rel $root/usr/src/linux-headers-$rel $img"
+}
+
+case ${1-} in
+root)
+	make_root
+	echo "$root"
+	;;
+find)
+	shift
+	make_root
+	find_set "${@:-default}"
+	;;
+fetch)
+	shift
+	make_root
+	for rel in "$@"; do
+		fetch_one "$rel"
+	done
+	;;
+make)
+	kdir=$(realpath "$2")
+	shift 2
+	case $kdir in
+	"$root"/*) in_root make -C "${kdir#"$root"}" "$@" ;;
+	*) exec make -C "$kdir" "$@" ;;
+	esac
+	;;
+*)
+	echo "usage: $0 find WORD... | fetch REL... | make KDIR ARGS... | root" >&2
+	exit 2
+	;;
+esac
