@@ -57,8 +57,28 @@ kernels() {
 	fi
 }
 
+# check_exclusive: dkms.conf's BUILD_EXCLUSIVE_KERNEL takes the release
+# strings of every kernel Debian ships from 6.1 on, and no older one.
+check_exclusive() {
+	local re k bad=0
+
+	re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$top/dkms.conf")
+	for k in 6.1.0-57-amd64 6.1.0-57-rt-amd64 6.12.117+deb12-amd64 \
+		 6.12.118+deb13-cloud-amd64 6.16.12+deb13-amd64 6.18.15+deb13-rt-amd64 \
+		 7.0.13+deb13-amd64 7.3.4+deb13-rt-amd64 7.3-amd64 7.3-rt-amd64 \
+		 7.2.13+deb14-amd64 10.0-amd64 6.10.0-rc1; do
+		[[ $k =~ $re ]] || { echo "FAILED: BUILD_EXCLUSIVE_KERNEL refuses $k" >&2; bad=1; }
+	done
+	for k in 5.10.0-30-amd64 6.0.12-amd64 4.19.0-27-amd64 6.0-amd64; do
+		[[ ! $k =~ $re ]] || { echo "FAILED: BUILD_EXCLUSIVE_KERNEL takes $k" >&2; bad=1; }
+	done
+	[ $bad = 0 ] || die "dkms.conf's BUILD_EXCLUSIVE_KERNEL is wrong"
+	echo "ok: BUILD_EXCLUSIVE_KERNEL takes Debian's 6.1-7.x release strings, refuses older ones"
+}
+
 case $cmd in
 check)
+	check_exclusive
 	tmp=$(mktemp -d /tmp/tofutex-dkms.XXXXXX)
 	trap 'rm -rf "$tmp"' EXIT
 	copy_sources "$tmp/tree"
