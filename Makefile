@@ -28,8 +28,11 @@ KDIR ?= $(shell tests/qemu/kernels.sh kdir)
 # W=1 warnings are part of the module build by default; any warning fails.
 MODULE_W ?= 1
 # KVERS: kernels `make check` boots (default: every installed Debian 6.1 and
-# 6.12 kernel); `make bench` boots the first one (default: newest 6.12).
-# Full releases or prefixes such as "6.1".
+# 6.12 kernel, and "default" of Debian's newer ones: the 6.18 LTS, the
+# newest 7.x and the newest 7.x -rt, fetched by tests/qemu/debian-kernels.sh
+# into a trixie build root); `make bench` boots the first one (default:
+# newest 6.12). Installed releases or prefixes such as "6.1"; releases or
+# series of Debian's newer kernels ("6.18", "7.3-rt"); "all": every series.
 KVERS ?=
 # Extra kernel command line for the guests, e.g. KAPPEND="preempt=full".
 KAPPEND ?=
@@ -37,7 +40,8 @@ KAPPEND ?=
 QEMU_TIMEOUT ?=
 # QEMU -accel for the guests (default: tcg,thread=multi, parallel vCPUs).
 # PREEMPT_MODES (environment): preemption models each check guest boots with
-# (default "default none"); TESTS: only these test programs.
+# (default "default none": the second only where the kernel has it, and
+# there only what exercises the module); TESTS: only these test programs.
 QEMU_ACCEL ?=
 
 # --- user space ------------------------------------------------------------
@@ -103,7 +107,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native check-glibc glibc-tests bench-native \
+	check-native check-glibc glibc-tests bench-native check-matrix \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -241,6 +245,13 @@ check: lint-man
 	+@tests/docs.sh dist-check
 	+@$(QEMU_ENV) $(RUN) check $(KVERS)
 
+# Every kernel series Debian ships, each in a guest (no lint, docs or
+# native runs): bookworm's 6.1 and 6.12, trixie's 6.12, trixie-backports'
+# 6.16 to 7.x, each also as -rt. About 2 hours on two idle cores.
+check-matrix:
+	@tests/deps.sh all
+	+@$(QEMU_ENV) $(RUN) check $(or $(KVERS),6.1 6.12 all)
+
 # The documentation and the release, checked on this host (tests/docs.sh):
 # README.md's C blocks and tofutex(3)'s example compile and run, the make
 # targets the documents show exist, the versions agree; <tofutex.h> under
@@ -286,18 +297,21 @@ check-kernel:
 # (rebuilt only when its config fragment or the source version changes). The
 # tests run scaled down, since that kernel is 10-20x slower under emulation,
 # with panic_on_warn; the harness scans kmemleak and the kernel log as always.
-# The fuzzer runs to its 10^6-call bound there (462-867 s measured), at
-# most 900 s. The debug kernel is PREEMPT_DYNAMIC with full preemption as
-# its default, and is booted twice: fully preemptible, where might_sleep()
-# and lockdep see the most, then with preempt=none, where a kernel loop
-# without a scheduling point becomes a soft lockup. The fuzzer's findings
-# (KASAN, lockdep, UBSAN) do not depend on the preemption model, so the
-# second boot bounds it at DEBUG_NONE_FUZZ_SECONDS: that boot then takes a
-# few minutes instead of the first boot's quarter of an hour. The real programs
+# The fuzzer runs for DEBUG_FUZZ_SECONDS there (about 2,000 calls/s alone).
+# The debug kernel is PREEMPT_DYNAMIC with full preemption as its default,
+# where might_sleep() and lockdep see the most, and is booted once, with it
+# (DEBUG_PREEMPT_MODES): what a preempt=none boot adds, a kernel loop
+# without a scheduling point turned into a soft lockup, the distro
+# kernels' preempt=none boots in `make check` catch (their soft-lockup
+# detector is on), and lockdep, KASAN and UBSAN findings do not depend on
+# the preemption model. DEBUG_PREEMPT_MODES="default none" boots both; the
+# second bounds the fuzzer at DEBUG_NONE_FUZZ_SECONDS. The real programs
 # (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
 # kernels only: under this kernel's 10-20x slow-down they would take most
 # of the guest's time limit.
-DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 TOFUTEX_FUZZ_SECONDS=900 CK_TIMEOUT_MULTIPLIER=4
+DEBUG_FUZZ_SECONDS ?= 300
+DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 CK_TIMEOUT_MULTIPLIER=4
+DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
 check-debug:
@@ -306,10 +320,10 @@ check-debug:
 	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
 		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
-	full=0 none=0 && \
-	{ boot default '$(DEBUG_TEST_ENV)' || full=$$?; } && \
-	{ boot none '$(DEBUG_TEST_ENV) TOFUTEX_FUZZ_SECONDS=$(DEBUG_NONE_FUZZ_SECONDS)' || none=$$?; } && \
-	[ $$full -eq 0 ] && [ $$none -eq 0 ]
+	rc=0 && for m in $(DEBUG_PREEMPT_MODES); do \
+		fuzz=$(DEBUG_FUZZ_SECONDS); [ $$m = default ] || fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
+		boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" || rc=1; \
+	done && [ $$rc -eq 0 ]
 
 bench:
 	@tests/deps.sh all
@@ -496,7 +510,8 @@ help:
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
 	@echo '  make check-native    library suites on this host, futex backend (seconds, no module)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
-	@echo '                       in QEMU on each installed Debian 6.1/6.12 kernel'
+	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
+	@echo '  make check-matrix    the guests on every kernel series Debian ships (6.1-7.x, -rt)'
 	@echo '  make check-glibc     glibc'"'"'s own mutex/condvar/cancellation/rwlock tests, stock and'
 	@echo '                       under tofutex-run, on this host (futex backend)'
 	@echo '  make check-docs      README C blocks, tofutex(3) example, documented targets, versions'
@@ -529,7 +544,7 @@ help:
 	@echo '  CC, AR, CFLAGS (-O2), CPPFLAGS, LDFLAGS'
 	@echo '  KDIR                 kernel build tree for make module (default: running kernel, else newest)'
 	@echo '  MODULE_W             W= for Kbuild (default 1; any warning fails)'
-	@echo '  KVERS                kernels to boot or to build for, e.g. "6.1 6.12" (default: all installed)'
+	@echo '  KVERS                kernels to boot or to build for, e.g. "6.1 6.18 7.3-rt all"
 	@echo '  TESTS                only these test programs, e.g. "test_lock test_device"'
 	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
 	@echo '  TEST_TIMEOUT         seconds per program in the guest'
@@ -545,5 +560,6 @@ help:
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
 	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
-	@echo '  DEBUG_TEST_ENV, DEBUG_NONE_FUZZ_SECONDS, DEBUG_QEMU_TIMEOUT  make check-debug'
-	@echo '  TOFUTEX_CACHE        where make check-debug keeps the debug kernel'
+	@echo '  DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
+	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
+	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached

@@ -77,14 +77,11 @@ apt_in_root() {
 		-o Acquire::Retries=3 --no-install-recommends "$@"
 }
 
-# make_root: debootstrap the root (once), keep its index fresh. Locked, so
-# that two runs on one machine do not build it twice.
+# make_root: debootstrap the root (once), keep its index fresh. The caller
+# holds the root's lock (lock_root).
 make_root() {
 	local stamp=$root/.tofutex-root-$layout log
 
-	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
-	exec {lk}>"$cache/.trixie-root.lock"
-	flock "$lk"
 	if [ ! -e "$stamp" ]; then
 		[ "$(id -u)" = 0 ] || die "making the trixie build root needs root"
 		command -v debootstrap >/dev/null ||
@@ -117,7 +114,14 @@ make_root() {
 	elif [ -z "$(find "$root/var/lib/apt/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
 		apt_in_root update >/dev/null 2>&1 || echo "debian-kernels.sh: apt-get update in the root failed; using the old index" >&2
 	fi
-	flock -u "$lk"
+}
+
+# lock_root: one run at a time changes the root (debootstrap, apt-get):
+# two make check runs on one machine take turns here.
+lock_root() {
+	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
+	exec {lk}>"$cache/.trixie-root.lock"
+	flock "$lk"
 }
 
 # releases: every amd64 kernel release in the root's index, with "rt" or
@@ -232,16 +236,19 @@ fetch_one() {
 
 case ${1-} in
 root)
+	lock_root
 	make_root
 	echo "$root"
 	;;
 find)
 	shift
+	lock_root
 	make_root
 	find_set "${@:-default}"
 	;;
 fetch)
 	shift
+	lock_root
 	make_root
 	for rel in "$@"; do
 		fetch_one "$rel"

@@ -295,9 +295,14 @@ parse() {
 			if ($i ~ /^cpus=/)
 				cpus = substr($i, 6)
 		}
-		# A guest on the kernel default model: name the model it reports.
+		# Name the model the guest reports; one booted with preempt=X
+		# that runs another did not test what its label says.
 		if (k !~ / preempt=/ && model != "" && model != "fixed")
 			k = k " preempt=" model
+		else if (match(k, / preempt=[a-z]+/) && substr(k, RSTART + 9, RLENGTH - 9) != model) {
+			fail++
+			out(sprintf("[%s] harness: FAILED: the guest runs preemption model \"%s\"", k, model))
+		}
 		next
 	}
 	/^@@END / {
@@ -424,6 +429,10 @@ guest() {
 	if [ "$mode" = check ] && [ -n "${GUEST_TESTS-}" ]; then
 		# Chosen programs only, against a module from elsewhere.
 		for bin in $GUEST_TESTS; do cp "$bin" "$root/tests/"; done
+	elif [ "$mode" = check ] && [ "$preempt" != default ]; then
+		# A second preemption model: only what exercises the module
+		# (the init's scope "kernel"); user space is the same.
+		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
 	elif [ "$mode" = check ]; then
 		pack_preload "$root"
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
@@ -464,7 +473,7 @@ guest() {
 	test_timeout=${TEST_TIMEOUT:-$((timeout > 60 ? timeout - 30 : timeout))}
 	append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
 	append="$append tofutex_test_timeout=$test_timeout"
-	[ "$preempt" = default ] || append="$append preempt=$preempt"
+	[ "$preempt" = default ] || append="$append preempt=$preempt tofutex_scope=kernel"
 	append="$append ${KAPPEND-}"
 	accel=${QEMU_ACCEL:-tcg,thread=multi}
 	qemu=(qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 -nic none -nographic -no-reboot
@@ -615,6 +624,46 @@ host() {
 	fi
 }
 
+# kernel_list WORD...: "RELEASE KDIR KIMAGE" for each kernel the words
+# name: an installed kernel (a release, or a prefix such as 6.1), or one of
+# Debian's newer kernels (tests/qemu/debian-kernels.sh: "default", "all",
+# a release, a series such as 7.3 or 7.3-rt), fetched into the cache.
+# False when a word names nothing.
+kernel_list() {
+	local k kver rc=0 rels=()
+
+	for k in "$@"; do
+		if kver=$("$here/kernels.sh" resolve "$k" 2>/dev/null); then
+			echo "$kver /lib/modules/$kver/build /boot/vmlinuz-$kver"
+		else
+			rels+=("$k")
+		fi
+	done
+	[ ${#rels[@]} -gt 0 ] || return 0
+	# shellcheck disable=SC2046 # one release per word
+	set -- $("$here/debian-kernels.sh" find "${rels[@]}") || rc=1
+	[ $# -gt 0 ] || return 1
+	"$here/debian-kernels.sh" fetch "$@" || return 1
+	return $rc
+}
+
+# has_preempt_model KDIR MODEL: a kernel built from KDIR's .config can be
+# booted with preempt=MODEL ("default" always): PREEMPT_DYNAMIC and the
+# model's option present in the configuration (from 7.0 x86 has no
+# "none" or "voluntary"; PREEMPT_RT kernels have neither).
+has_preempt_model() {
+	local config=$1/.config opt
+
+	case $2 in
+	default) return 0 ;;
+	full) opt=CONFIG_PREEMPT ;;
+	*) opt=CONFIG_PREEMPT_$(tr '[:lower:]' '[:upper:]' <<<"$2") ;;
+	esac
+	[ -r "$config" ] || return 0
+	grep -q '^CONFIG_PREEMPT_DYNAMIC=y' "$config" &&
+		grep -qE "^($opt=y|# $opt is not set)" "$config"
+}
+
 # check_qemu: multi-threaded TCG needs QEMU 10. QEMU 7.2 (Debian 12's own)
 # does not keep patched kernel text coherent between vCPUs: a guest that
 # flips a scheduler static key (the module's preempt notifiers, switched on
@@ -695,21 +744,22 @@ check|bench)
 		if [ $# -eq 0 ]; then
 			# shellcheck disable=SC2046 # one release per word
 			if [ "$mode" = check ]; then
-				set -- $("$here/kernels.sh" list)
+				set -- $("$here/kernels.sh" list) default
 			else
 				set -- $("$here/kernels.sh" bench)
 			fi
 			[ $# -gt 0 ] || die "no installed Debian 6.1 or 6.12 kernel with headers (run tests/deps.sh)"
 		fi
-		for k in "$@"; do
-			kver=$("$here/kernels.sh" resolve "$k") || {
-				total_fail=$((total_fail + 1))
-				continue
-			}
+		kernel_list "$@" >"$top/build/.kernels" || total_fail=$((total_fail + 1))
+		while read -r kver kdir kimage; do
 			for p in $preempt_modes; do
-				guest "$kver" "/lib/modules/$kver/build" "/boot/vmlinuz-$kver" "$p"
+				if has_preempt_model "$kdir" "$p"; then
+					guest "$kver" "$kdir" "$kimage" "$p"
+				else
+					echo "== $kver: no preempt=$p in this kernel (its .config), not booted with it"
+				fi
 			done
-		done
+		done <"$top/build/.kernels"
 	fi
 	;;
 check-host|bench-host)
