@@ -7,6 +7,27 @@
 #ifndef _TOFUTEX_COMPAT_H
 #define _TOFUTEX_COMPAT_H
 
+/*
+ * PREEMPT_RT (Debian's -rt kernels) needs nothing here, for these reasons:
+ *
+ * - The bucket and state locks are spinlock_t, sleeping locks on RT. They
+ *   are taken only in task context, never under a raw_spinlock_t, with
+ *   interrupts or preemption disabled, or from a timer or irq_work; the
+ *   debug kernel's lockdep (PROVE_RAW_LOCK_NESTING) checks that on every
+ *   kernel. User words are touched under them with page faults disabled,
+ *   which RT keeps as it is.
+ * - SWAP's deferred wake (wake_local.c) runs in a preempt notifier under
+ *   the run-queue lock and in an irq_work: it takes only the raw pi_lock,
+ *   and the irq_work is a hard one, which RT does not move to a thread.
+ * - Waits end on hrtimer sleepers (schedule_hrtimeout_range_clock()),
+ *   which RT expires in hard interrupt context for real-time tasks, as for
+ *   futex(2). The fault-in deadline's own hrtimer (deadline.c) expires in
+ *   softirq context on RT, where wake_up_process() is allowed too.
+ * - The top waiter's spin on the owner is preemptible and ends on
+ *   need_resched(); under lazy preemption (the default from 6.16) that is
+ *   set at the next tick at the latest, inside the spin budget.
+ */
+
 /* --- wake_local.c: running SWAP's wakee on the caller's CPU ------------ */
 
 #include <linux/sched.h>
