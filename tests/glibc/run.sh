@@ -115,7 +115,7 @@ if [ -z "$stock_first" ]; then
 				break
 			fi
 		done
-	done <"$out/selected" | xargs -P "$jobs" -n 2 sh "$self" --one "$dir"
+	done <"$out/selected" | xargs -r -P "$jobs" -n 2 sh "$self" --one "$dir"
 fi
 
 # known NAME BACKEND: the reason it is a known failure, or nothing.
