@@ -7,7 +7,8 @@
 #
 # check: proves that dkms.conf works from a clean copy of the sources:
 # `dkms add`, then `dkms build` and `dkms install` for each kernel (default:
-# every installed Debian 6.1 and 6.12 kernel), checks each module's
+# every installed Debian 6.1 and 6.12 kernel, and the newest Debian 13
+# kernel with trixie's dkms in the trixie build root), checks each module's
 # version and vermagic, then `dkms remove`. DKMS runs with its own trees
 # under a temporary directory (--dkmstree, --sourcetree, --installtree,
 # --no-depmod), so the system's DKMS state and /lib/modules are untouched.
@@ -76,6 +77,51 @@ check_exclusive() {
 	echo "ok: BUILD_EXCLUSIVE_KERNEL takes Debian's 6.1-7.x release strings, refuses older ones"
 }
 
+# check_trixie: the same for the newest Debian 13 kernel, as a Debian 13
+# user's DKMS builds it: trixie's dkms and gcc-14, in the trixie build root
+# of tests/qemu/debian-kernels.sh. Prints the release.
+check_trixie() {
+	local dk=$top/tests/qemu/debian-kernels.sh rel root t ko vermagic modver
+
+	rel=$("$dk" find newest) && "$dk" fetch "$rel" >/dev/null &&
+		"$dk" install dkms kmod || die "no trixie build root"
+	root=$("$dk" root)
+	echo "== dkms build/install tofutex/$version for $rel (trixie's dkms, in $root)" >&2
+	t=$(mktemp -d "$root/tmp/tofutex-dkms.XXXXXX")
+	copy_sources "$t/tree"
+	mkdir -p "$t/dkms" "$t/src" "$t/install/$rel"
+	# $0: the private trees' directory in the root, $1 version, $2 kernel,
+	# $3 what to do.
+	# shellcheck disable=SC2016 # expanded in the root's shell
+	set -- sh -c 'd="dkms --dkmstree $0/dkms --sourcetree $0/src --installtree $0/install"
+		k="-m tofutex -v $1 -k $2 --kernelsourcedir /lib/modules/$2/build"
+		if [ "$3" = remove ]; then
+			$d remove --no-depmod -m tofutex -v "$1" --all
+		else
+			$d add "$0/tree" && $d build $k && $d install --no-depmod $k
+		fi' "${t#"$root"}" "$version" "$rel"
+	if ! "$dk" exec "$@" install >"$t.log" 2>&1; then
+		cat "$t.log" >&2
+		tail -n 30 "$t/dkms/tofutex/$version/build/make.log" >&2 2>/dev/null || true
+		rm -rf "$t" "$t.log"
+		echo "FAILED: dkms for $rel" >&2
+		echo "$rel"
+		return 1
+	fi
+	ko=$(grep -o "/updates/dkms/tofutex\.ko[.a-z]*" "$t.log" | head -n 1)
+	ko=$t/install/$rel$ko
+	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+	modver=$(modinfo -F version "$ko" 2>/dev/null)
+	"$dk" exec "$@" remove >>"$t.log" 2>&1 || { cat "$t.log" >&2; die "dkms remove failed in the root"; }
+	rm -rf "$t" "$t.log"
+	echo "$rel"
+	if [ "$vermagic" != "$rel" ] || [ "$modver" != "$version" ]; then
+		echo "FAILED: $rel: installed module has vermagic '$vermagic', version '$modver'" >&2
+		return 1
+	fi
+	echo "ok: $rel: updates/dkms/${ko##*/} (vermagic $vermagic, version $modver; trixie's dkms)" >&2
+}
+
 case $cmd in
 check)
 	check_exclusive
@@ -121,6 +167,10 @@ check)
 	done
 	"${d[@]}" remove --no-depmod -m tofutex -v "$version" --all >"$tmp/remove.log" 2>&1 ||
 		{ cat "$tmp/remove.log" >&2; die "dkms remove failed"; }
+	if [ $# -eq 0 ]; then
+		trixie=$(check_trixie) || fails=$((fails + 1))
+		list="$list $trixie"
+	fi
 	if [ "$fails" != 0 ]; then
 		echo "dkms-check: $fails kernel(s) failed"
 		exit 1

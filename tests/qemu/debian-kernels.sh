@@ -9,7 +9,8 @@
 #                     trixie-backports, always the newest upload of a series
 #                     as the archive's index has it (nothing hard-coded):
 #                     "default" the 6.18 LTS, the newest 7.x and the newest
-#                     7.x -rt; "all" every series and flavour Debian ships;
+#                     7.x -rt; "newest" the newest without -rt; "all" every
+#                     series and flavour Debian ships;
 #                     a series ("6.18", "7.3-rt") or a release
 #   debian-kernels.sh fetch REL...
 #                     make each kernel bootable and buildable: its headers
@@ -21,6 +22,10 @@
 #                     (build-module.sh builds every module through this)
 #   debian-kernels.sh root
 #                     make the build root if need be and print its path
+#   debian-kernels.sh install PKG...
+#                     install trixie's packages in the root (e.g. dkms)
+#   debian-kernels.sh exec CMD...
+#                     run CMD in the root, this tree at its own path
 #
 # Why a build root: trixie-backports' kbuild programs (fixdep, modpost) are
 # linked against trixie's glibc and the kernels' configuration names gcc-14;
@@ -63,13 +68,13 @@ die() {
 # in_root CMD...: run CMD in the root (in its /), /proc mounted, this tree
 # at its own path, in a private mount namespace that goes away with it.
 in_root() {
-	local q
-
-	q=$(printf '%q ' "$@")
-	unshare -m --propagation private sh -c "
-		mount -t proc proc '$root/proc' &&
-		mkdir -p '$root$top' && mount --bind '$top' '$root$top' &&
-		exec chroot '$root' $q"
+	# shellcheck disable=SC2016 # the script is for the inner sh
+	unshare -m --propagation private sh -c '
+		r=$1 t=$2
+		shift 2
+		mount -t proc proc "$r/proc" &&
+		mkdir -p "$r$t" && mount --bind "$t" "$r$t" &&
+		exec chroot "$r" "$@"' sh "$root" "$top" "$@"
 }
 
 apt_in_root() {
@@ -148,6 +153,9 @@ find_set() {
 		case $w in
 		all)
 			awk '{ print $1 }' <<<"$all"
+			;;
+		newest)
+			awk '$3 == "plain" { print $1 }' <<<"$all" | tail -n 1
 			;;
 		default)
 			awk '$2 == "6.18" && $3 == "plain" { print $1 }' <<<"$all" | tail -n 1
@@ -254,6 +262,22 @@ fetch)
 		fetch_one "$rel"
 	done
 	;;
+install)
+	shift
+	lock_root
+	make_root
+	missing=()
+	for p in "$@"; do
+		in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] || apt_in_root install "${missing[@]}" >/dev/null ||
+		die "installing ${missing[*]} in the root failed"
+	;;
+exec)
+	shift
+	in_root "$@"
+	;;
 make)
 	kdir=$(realpath "$2")
 	shift 2
@@ -263,7 +287,7 @@ make)
 	esac
 	;;
 *)
-	echo "usage: $0 find WORD... | fetch REL... | make KDIR ARGS... | root" >&2
+	echo "usage: $0 find WORD... | fetch REL... | make KDIR ARGS... | root | install PKG... | exec CMD..." >&2
 	exit 2
 	;;
 esac
