@@ -244,20 +244,44 @@ int tofutex_mutex_lock(tofutex_mutex_t *m)
 	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
+/*
+ * A timed lock checks its clock at once but its timespec only when it
+ * must wait, as glibc's pthread_mutex_clocklock() does: a free mutex is
+ * taken, a relock is EDEADLK, and a word left free with OWNER_DIED is
+ * taken over, whatever @abstime holds. Then a bad tv_nsec is EINVAL. A
+ * negative tv_sec is a deadline that has passed (ETIMEDOUT once the wait
+ * fails); glibc's non-robust mutexes return that before they look at
+ * tv_nsec, its robust ones after, so @robust picks the order too.
+ */
 int tofutex__mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
 			     const struct timespec *abstime, bool robust)
 {
 	struct tofutex__deadline dl;
+	uint32_t tid, word;
 	int err;
 
-	/*
-	 * Checked even when the lock is free, unlike glibc, so that a bad
-	 * timespec is found the first time, not under contention.
-	 */
+	if (clockid != CLOCK_MONOTONIC && clockid != CLOCK_REALTIME)
+		return EINVAL;
+	if (tofutex_mutex_bad(m))
+		return EINVAL;
+	tid = (uint32_t)tofutex__tid();
+	if (tofutex__mutex_lock_fast(m, tid, &word))
+		return tofutex__mutex_taken(m, 0);
+	if (__builtin_expect(!tid, 0))
+		return ENOMEM;
+	if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
+		return EDEADLK;
+	if (!(word & TOFUTEX_TID_MASK)) {
+		err = tofutex_mutex_take_free(m, tid, &word);
+		if (err != EBUSY)
+			return tofutex__mutex_taken(m, err);
+	}
+	if (!robust && abstime && abstime->tv_sec < 0)
+		return ETIMEDOUT;
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_mutex_lock_common(m, &dl, robust);
+	return tofutex_mutex_lock_rest(m, tid, word, &dl, robust);
 }
 
 int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,

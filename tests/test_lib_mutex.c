@@ -183,6 +183,64 @@ START_TEST(test_clocks_timeout)
 END_TEST
 
 /* Released before the deadline: taken, on either clock (_i 0 or 1). */
+/*
+ * A timed lock checks its timespec only when it must wait, as glibc's
+ * robust pthread_mutex_clocklock() does: a free mutex is taken, a relock
+ * is EDEADLK, a word left free with OWNER_DIED is taken over; a held one
+ * is EINVAL for a bad tv_nsec, ETIMEDOUT for a negative tv_sec. The
+ * clock is checked every time, as glibc's clocklock checks it.
+ */
+START_TEST(test_clocks_deadline_checked_to_wait)
+{
+	static const struct timespec bad[] = {
+		{ 0, 1000000000L }, { 0, -1 }, { -1, 1000000000L },
+		{ 1L << 40, 1000000000L },
+	};
+	static const clockid_t clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC };
+	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m };
+	struct timespec past = { -1, 0 };
+	pthread_t t;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (size_t c = 0; c < 2; c++) {
+			ck_assert_int_eq(tofutex_mutex_clocklock(&m, clocks[c],
+								 &bad[i]), 0);
+			ck_assert_int_eq(tofutex_mutex_clocklock(&m, clocks[c],
+								 &bad[i]),
+					 EDEADLK);
+			ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+		}
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), 0);
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), EDEADLK);
+		ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+		ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_BOOTTIME,
+							 &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_BOOTTIME, &past),
+			 EINVAL);
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, NULL), EINVAL);
+
+	/* A word left free with OWNER_DIED: taken over, EOWNERDEAD. */
+	__atomic_store_n(&m.word, TOFUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[0]), EOWNERDEAD);
+	ck_assert_int_eq(tofutex_mutex_consistent(&m), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+
+	/* Held by another thread: a bad tv_nsec before a negative tv_sec. */
+	t = hold_in_thread(&h);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), EINVAL);
+		ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &past), ETIMEDOUT);
+	atomic_store(&h.release, 1);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	tfail_assert();
+}
+END_TEST
+
 START_TEST(test_clocks_released_in_time)
 {
 	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
@@ -678,6 +736,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_clocks_timeout);
+	tcase_add_test(tc, test_clocks_deadline_checked_to_wait);
 	tcase_add_loop_test(tc, test_clocks_released_in_time, 0, 2);
 	tcase_add_test(tc, test_clocks_realtime_follows_settime);
 	suite_add_tcase(s, tc);

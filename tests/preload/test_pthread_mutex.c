@@ -75,6 +75,13 @@ static int lock_and_exit(pthread_mutex_t *m)
 	return pthread_mutex_lock(m);
 }
 
+static int timedlock_bad(pthread_mutex_t *m)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000000 };
+
+	return pthread_mutex_timedlock(m, &ts);
+}
+
 static int timedlock_soon(pthread_mutex_t *m)
 {
 	struct timespec ts = realtime_in(50 * NSEC_PER_MSEC);
@@ -204,6 +211,69 @@ START_TEST(test_held_by_other)
 		ck_assert_int_eq(pthread_mutex_unlock(&m), EPERM);
 		ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
 	}
+}
+END_TEST
+
+/*
+ * glibc checks a timed lock's timespec only when it must wait
+ * (pthread_mutex_timedlock.c: "If the thread does not block abstime must
+ * not be checked"): a free mutex is taken and a RECURSIVE one relocked
+ * whatever tv_nsec holds, an ERRORCHECK relock is EDEADLK; a relock of
+ * the others waits, so a bad tv_nsec is EINVAL there, and a negative
+ * tv_sec ETIMEDOUT, before tv_nsec is looked at (futex-internal.c). The
+ * clock of pthread_mutex_clocklock() is checked every time.
+ */
+START_TEST(test_deadline_checked_to_wait)
+{
+	static const struct timespec bad[] = {
+		{ 0, 1000000000 }, { 0, -1 }, { 1L << 40, 1000000000 },
+	};
+	struct timespec neg_sec = { -1, 1000000000 }, past = { -1, 0 };
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &bad[i]), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m,
+				 CLOCK_PROCESS_CPUTIME_ID, &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+
+	/* Relocked by its owner. */
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (_i == T_RECURSIVE) {
+			ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]),
+					 0);
+			ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		} else {
+			ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]),
+					 deadlocks(_i) ? EINVAL : EDEADLK);
+		}
+	}
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec),
+			 _i == T_RECURSIVE ? 0 :
+			 deadlocks(_i) ? ETIMEDOUT : EDEADLK);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &past),
+			 _i == T_RECURSIVE ? 0 :
+			 deadlocks(_i) ? ETIMEDOUT : EDEADLK);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+
+	/* Held by another thread, which has exited: every bad one waits. */
+	ck_assert_int_eq(in_thread(lock_and_exit, &m), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]), EINVAL);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(timedlock_bad, &m), EINVAL);
 }
 END_TEST
 
@@ -562,6 +632,7 @@ static Suite *pthread_mutex_suite(void)
 	tcase_add_loop_test(tc, test_unlock_by_other, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_unlock_free, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_held_by_other, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_deadline_checked_to_wait, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_destroy, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_lock_waits_for_release, 0, T_COUNT);
 	suite_add_tcase(s, tc);
