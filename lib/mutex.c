@@ -30,10 +30,12 @@
  *
  * Errors follow an error-checking robust pthread mutex: EDEADLK for a
  * relock by the owner, EPERM for an unlock by a non-owner, EOWNERDEAD when
- * the lock was taken over from an owner that exited (also by trylock,
- * which asks whether the owner lives: backend_futex.c's
- * tofutex__take_from_dead()), and ENOTRECOVERABLE for every lock once an
- * owner that got EOWNERDEAD unlocked without tofutex_mutex_consistent().
+ * the lock was taken over from an owner that exited (by a lock that
+ * waits, which asks whether the owner lives: backend_futex.c's
+ * tofutex__take_from_dead(), or the module; by trylock only from a word
+ * left free with OWNER_DIED, tofutex_mutex_trylock()), and
+ * ENOTRECOVERABLE for every lock once an owner that got EOWNERDEAD
+ * unlocked without tofutex_mutex_consistent().
  * That last state is kept outside the word (@state), so that the word
  * still works as a lock for the kernel and its waiters: each locker takes
  * the word, sees @state, releases the word and fails. A word holding the
@@ -323,6 +325,14 @@ int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
+/*
+ * A held word is EBUSY, whoever holds it (the caller too, as pthread), and
+ * is found so without a system call, as by glibc's trylock: glibc's robust
+ * one answers EBUSY for a word with an owner's TID and takes only a word
+ * the kernel marked at its owner's exit (TID 0, OWNER_DIED). Whether the
+ * owner still lives is asked only by a lock that goes on to wait
+ * (backend_futex.c, the module), never by a trylock.
+ */
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
 {
 	uint32_t tid, word;
@@ -342,22 +352,11 @@ int tofutex_mutex_trylock(tofutex_mutex_t *m)
 	 * our unlock will wake them.
 	 */
 	word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	for (;;) {
+	do {
 		err = tofutex_mutex_take_free(m, tid, &word);
-		if (err != EBUSY)
-			break;
-		if (!(word & TOFUTEX_TID_MASK))
-			continue;
-		/* EBUSY also when we own it, like pthread. */
-		if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
-			return EBUSY;
-		/* Keep WAITERS, so that our unlock wakes whoever waits. */
-		err = tofutex__take_from_dead(&m->word, tid, word,
-					      word & TOFUTEX_WAITERS);
-		if (err != EAGAIN)
-			break;
-		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	}
+	} while (err == EBUSY && !(word & TOFUTEX_TID_MASK));
+	if (err == EBUSY)
+		return EBUSY;
 	return tofutex__mutex_taken(m, err);
 }
 

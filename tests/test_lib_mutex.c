@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "syscalls.h"
 
 #define OWNER_DIED	TOFUTEX_OWNER_DIED
 #define TID_MASK	TOFUTEX_TID_MASK
@@ -367,7 +368,17 @@ START_TEST(test_robust_owner_dead)
 	uint32_t tid = test_gettid();
 
 	die_holding(&m);
-	ck_assert_int_eq(lock_how(&m, _i), EOWNERDEAD);
+	if (_i == 0) {
+		/*
+		 * trylock does not ask whether the owner lives, as glibc's
+		 * does not: EBUSY, the word untouched; a lock takes it over.
+		 */
+		ck_assert_int_eq(tofutex_mutex_trylock(&m), EBUSY);
+		ck_assert_uint_eq(mword(&m) & OWNER_DIED, 0);
+		ck_assert_int_eq(tofutex_mutex_lock(&m), EOWNERDEAD);
+	} else {
+		ck_assert_int_eq(lock_how(&m, _i), EOWNERDEAD);
+	}
 	ck_assert_uint_eq(mword(&m) & (TID_MASK | OWNER_DIED),
 			  tid | OWNER_DIED);
 	ck_assert_int_eq(tofutex_mutex_consistent(&m), 0);
@@ -458,12 +469,84 @@ START_TEST(test_robust_not_recoverable)
 }
 END_TEST
 
+/*
+ * A failing trylock makes no system call, as glibc's makes none: a word
+ * held by a live thread, by the caller, by a thread that exited (no lock
+ * has taken it over yet; the kernel did not mark it, since glibc owns the
+ * robust list) or by another process is EBUSY without asking who holds it;
+ * a word left free with OWNER_DIED is taken over, EOWNERDEAD. Counted
+ * under a seccomp filter in a child (syscalls.h).
+ */
+static const char *const trylock_cases[] = {
+	"held by a live thread", "held with WAITERS", "held by the caller",
+	"held by an exited thread", "held by another process",
+	"free with OWNER_DIED",
+};
+
+static int trylock_no_syscall_child(void)
+{
+	tofutex_mutex_t live = TOFUTEX_MUTEX_INITIALIZER;
+	tofutex_mutex_t m[6] = { TOFUTEX_MUTEX_INITIALIZER };
+	static const int expect[6] = { EBUSY, EBUSY, EBUSY, EBUSY, EBUSY,
+				       EOWNERDEAD };
+	struct holder h = { .m = &live };
+	int r, i, seen;
+
+	hold_in_thread(&h);
+	m[0].word = mword(&live);
+	m[1].word = mword(&live) | TOFUTEX_WAITERS;
+	ck_assert_int_eq(tofutex_mutex_lock(&m[2]), 0);
+	die_holding(&m[3]);
+	m[4].word = (uint32_t)getppid();
+	m[5].word = OWNER_DIED;
+	/* The library caches the TID at its first call. */
+	ck_assert_int_eq(tofutex_mutex_trylock(&m[2]), EBUSY);
+	if (!syscalls_trap())
+		return 1;
+	for (i = 0; i < 6; i++) {
+		seen = syscalls_seen;
+		r = tofutex_mutex_trylock(&m[i]);
+		if (syscalls_seen != seen)
+			return 10 + i;
+		if (r != expect[i])
+			return 20 + i;
+	}
+	return 0;
+}
+
+START_TEST(test_trylock_held_no_syscall)
+{
+	int status, code;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(trylock_no_syscall_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	code = WEXITSTATUS(status);
+	ck_assert_msg(code != 1, "seccomp filter not installed");
+	ck_assert_msg(code < 10 || code >= 20,
+		      "trylock on a word %s made a system call",
+		      trylock_cases[code % 10]);
+	ck_assert_msg(code < 20 || code >= 30,
+		      "trylock on a word %s: wrong result",
+		      trylock_cases[code % 10]);
+	ck_assert_int_eq(code, 0);
+}
+END_TEST
+
 /* ---- process-private ---- */
 
 /*
  * Two processes on one word in shared memory: while one holds it, the
- * other's lock functions fail with EPERM and never take it (_i: the
- * parent or the child holds it). The parent locks only after fork(): the
+ * other's lock functions fail with EPERM (trylock with EBUSY) and never
+ * take it (_i: the parent or the child holds it). The parent locks only after fork(): the
  * child treats words its forking thread held at fork() as its own (the
  * fork idiom below).
  */
@@ -486,13 +569,16 @@ START_TEST(test_shared_word_eperm)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		if (_i) {
-			/* The parent holds it: every way fails with EPERM. */
+			/*
+			 * The parent holds it: every way fails with EPERM,
+			 * trylock with EBUSY (pthread's trylock has no EPERM).
+			 */
 			WAIT_UNTIL(ok, atomic_load(&sh->held), TEST_WAIT_NS);
 			if (!ok)
 				_exit(2);
 			for (how = 0; how < 4; how++) {
 				r = lock_how(&sh->m, how);
-				if (r != EPERM)
+				if (r != (how ? EPERM : EBUSY))
 					_exit(10 + how);
 			}
 			_exit(0);
@@ -511,7 +597,8 @@ START_TEST(test_shared_word_eperm)
 		WAIT_UNTIL(ok, atomic_load(&sh->held), TEST_WAIT_NS);
 		ck_assert(ok);
 		for (how = 0; how < 4; how++)
-			ck_assert_int_eq(lock_how(&sh->m, how), EPERM);
+			ck_assert_int_eq(lock_how(&sh->m, how),
+					 how ? EPERM : EBUSY);
 		ck_assert_uint_ne(mword(&sh->m) & TID_MASK, test_gettid());
 		atomic_store(&sh->release, 1);
 	}
@@ -747,6 +834,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_add_loop_test(tc, test_robust_owner_dead, 0, 4);
 	tcase_add_loop_test(tc, test_robust_waiter_sees_death, 1, 4);
 	tcase_add_test(tc, test_robust_not_recoverable);
+	tcase_add_test(tc, test_trylock_held_no_syscall);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("process");

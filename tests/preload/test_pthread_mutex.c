@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "sleeping.h"
+#include "../syscalls.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 
@@ -296,6 +297,100 @@ START_TEST(test_destroy)
 END_TEST
 
 /* A waiter gets the lock when the owner lets go. */
+/*
+ * A failing trylock makes no system call, as glibc's makes none: on a
+ * mutex held by another thread, by one that exited holding it, or by the
+ * caller (EBUSY; a RECURSIVE one is relocked). Counted under a seccomp
+ * filter in a child (syscalls.h); the same holds on stock glibc.
+ */
+static const char *const trylock_cases[] = {
+	"held by a live thread", "held by an exited thread",
+	"held by the caller",
+};
+
+struct parked {
+	pthread_mutex_t *m;
+	atomic_int locked;
+};
+
+static void *lock_and_park(void *arg)
+{
+	struct parked *p = arg;
+
+	if (pthread_mutex_lock(p->m))
+		return NULL;
+	atomic_store(&p->locked, 1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int trylock_no_syscall_child(int type)
+{
+	pthread_mutex_t m[3];
+	struct parked p = { .m = &m[0] };
+	int expect[3] = { EBUSY, EBUSY, EBUSY };
+	int r, i, seen;
+	pthread_t t;
+	bool ok;
+
+	for (i = 0; i < 3; i++)
+		mutex_make(&m[i], type);
+	if (pthread_create(&t, NULL, lock_and_park, &p))
+		return 2;
+	WAIT_UNTIL(ok, atomic_load(&p.locked), TEST_WAIT_NS);
+	if (!ok)
+		return 3;
+	if (in_thread(lock_and_exit, &m[1]))
+		return 4;
+	if (pthread_mutex_lock(&m[2]))
+		return 5;
+	if (type == T_RECURSIVE)
+		expect[2] = 0;
+	/* Anything done once per thread or process, done before. */
+	r = pthread_mutex_trylock(&m[0]);
+	if (r != EBUSY)
+		return 6;
+	if (!syscalls_trap())
+		return 1;
+	for (i = 0; i < 3; i++) {
+		seen = syscalls_seen;
+		r = pthread_mutex_trylock(&m[i]);
+		if (syscalls_seen != seen)
+			return 10 + i;
+		if (r != expect[i])
+			return 20 + i;
+	}
+	return 0;
+}
+
+START_TEST(test_trylock_held_no_syscall)
+{
+	int status, code;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(trylock_no_syscall_child(_i));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	code = WEXITSTATUS(status);
+	ck_assert_msg(code != 1, "seccomp filter not installed");
+	ck_assert_msg(code < 10 || code >= 20,
+		      "trylock on a mutex %s made a system call",
+		      trylock_cases[code % 10]);
+	ck_assert_msg(code < 20 || code >= 30,
+		      "trylock on a mutex %s: wrong result",
+		      trylock_cases[code % 10]);
+	ck_assert_int_eq(code, 0);
+}
+END_TEST
+
 START_TEST(test_lock_waits_for_release)
 {
 	struct call c = { .fn = lock_and_exit, .ret = -1 };
@@ -635,6 +730,7 @@ static Suite *pthread_mutex_suite(void)
 	tcase_add_loop_test(tc, test_deadline_checked_to_wait, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_destroy, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_lock_waits_for_release, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_trylock_held_no_syscall, 0, T_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
