@@ -101,7 +101,7 @@ DESTDIR ?=
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
-.PHONY: all module userspace lib man test-bins bench-bins deps deps-build deps-user \
+.PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
 	check-native check-glibc glibc-tests bench-native \
 	dkms-check dkms-install dkms-uninstall \
@@ -136,6 +136,10 @@ module: deps-build
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
 test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) build/tests/programs/tofutex-stats
+# What check-native runs and nothing more: the library suites
+# (tests/test_lib_*.c) and the preload's programs, with what they load.
+native-test-bins: lib $(filter build/tests/test_lib_%,$(TEST_BINS)) \
+	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS)
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run
