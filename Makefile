@@ -105,7 +105,7 @@ DESTDIR ?=
 RUN := MAKE='$(MAKE)' tests/qemu/run.sh
 QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEMU_ACCEL)'
 
-.PHONY: all module userspace lib man test-bins bench-bins deps deps-build deps-user \
+.PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
 	check-native check-glibc glibc-tests bench-native check-matrix \
 	dkms-check dkms-install dkms-uninstall \
@@ -140,6 +140,10 @@ module: deps-build
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
 test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) build/tests/programs/tofutex-stats
+# What check-native runs and nothing more: the library suites
+# (tests/test_lib_*.c) and the preload's programs, with what they load.
+native-test-bins: lib $(filter build/tests/test_lib_%,$(TEST_BINS)) \
+	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS)
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run
@@ -508,25 +512,31 @@ help:
 	@echo '  make dist            build/tofutex-$(VERSION).tar.gz (the files git tracks)'
 	@echo '  make clean           remove build/'
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
-	@echo '  make check-native    library suites on this host, futex backend (seconds, no module)'
+	@echo '  make check-native    library suites on this host, futex backend, no module (about'
+	@echo '                       10 s of tests; 30 s with the build from a clean tree)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
+	@echo '                       (about 35 min on 2 idle cores)'
 	@echo '  make check-matrix    the guests on every kernel series Debian ships (6.1-7.x, -rt)'
 	@echo '  make check-glibc     glibc'"'"'s own mutex/condvar/cancellation/rwlock tests, stock and'
-	@echo '                       under tofutex-run, on this host (futex backend)'
+	@echo '                       under tofutex-run, on this host (futex backend; about 3 min,'
+	@echo '                       building glibc'"'"'s tests included)'
 	@echo '  make check-docs      README C blocks, tofutex(3) example, documented targets, versions'
 	@echo '  make check-examples  <tofutex.h> in C99/C++11, examples/ built and run, tofutex-run'
 	@echo '  make dist-check      make lib + check-examples in the unpacked tarball'
 	@echo '  make dist-check-deb  make deb in the unpacked tarball'
 	@echo '  make check-kernel    tests in QEMU on any kernel: KIMAGE=bzImage KDIR=tree [KNAME=]'
-	@echo '  make check-debug     tests in QEMU on the self-built debug kernel (built once, cached)'
+	@echo '  make check-debug     tests in QEMU on the self-built debug kernel (built once, cached;'
+	@echo '                       about 22 min, plus 9 min for the first build)'
 	@echo '  make check-host      tests on this host (needs /dev/tofutex: modprobe tofutex)'
 	@echo '  make lint-man        groff -ww and mandoc -Tlint on the manual pages'
 	@echo '  make lint-kernel     checkpatch.pl on the module sources'
 	@echo 'Benchmark:'
 	@echo '  make bench           benchmarks in a QEMU guest; build/bench/<kernel>/report.md'
+	@echo '                       (about 9 min per kernel)'
 	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this'
-	@echo '                       host, futex backend (NATIVE_BENCHES, NATIVE_ROUNDS)'
+	@echo '                       host, futex backend (about 5 min, the programs 2 of them;'
+	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
@@ -553,6 +563,8 @@ help:
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
+	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)")'
+	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'

@@ -108,7 +108,7 @@ one() {
 
 {
 	echo "method: host $(uname -r), $(nproc) CPUs online, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-	echo "method: stock vs $run_bin with TOFUTEX_BACKEND=futex (no module), $rounds rounds, ABBA order, timed runs $bench_secs s"
+	echo "method: stock vs $run_bin with TOFUTEX_BACKEND=futex (no module), $rounds round$([ "$rounds" = 1 ] || echo s), ABBA order, timed runs $bench_secs s"
 	echo "method: load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	t0=$(date +%s)
 	for r in $(seq "$rounds"); do
@@ -126,7 +126,6 @@ one() {
 	done
 	echo "method: load average at the end: $(cut -d' ' -f1-3 /proc/loadavg), $(($(date +%s) - t0)) s in all"
 } | tee "$raw"
-{
-	grep '^method: ' "$raw"
-	"$top/bench/report-programs.sh" "$raw"
-} | tee "$dir/programs-report.txt"
+# The method lines head the report file; the terminal has had them.
+grep '^method: ' "$raw" >"$dir/programs-report.txt"
+"$top/bench/report-programs.sh" "$raw" | tee -a "$dir/programs-report.txt"

@@ -228,8 +228,7 @@ TOFUTEX_HIDDEN enum tofutex__owner tofutex__owner_of(uint32_t tid);
  * backend_futex.c: @word held as @w by another thread: take it over with
  * OWNER_DIED and @waiters (0 or TOFUTEX_WAITERS) if that thread is dead
  * (EOWNERDEAD), EPERM if it is another process's, EBUSY if it lives,
- * EAGAIN if the word changed meanwhile. Also mutex.c's trylock, on
- * either backend.
+ * EAGAIN if the word changed meanwhile.
  */
 TOFUTEX_HIDDEN int tofutex__take_from_dead(uint32_t *word, uint32_t tid,
 					   uint32_t w, uint32_t waiters);

@@ -49,6 +49,13 @@ extern _Thread_local struct tofutex__thread tofutex__self
 /* tid.c: fills tofutex__self.tid; 0 only when tofutex__fork_ready() failed. */
 TOFUTEX_HIDDEN pid_t tofutex__tid_slow(void);
 /*
+ * tid.c: has a thread of this process needed its TID, that is, locked or
+ * unlocked anything of ours (every lock and unlock asks for it)? Set by
+ * tofutex__tid_slow(), cleared in the child of fork(); the pthread
+ * preload's TOFUTEX_RUN_STATS prints only for a process that did.
+ */
+extern bool tofutex__tid_used TOFUTEX_HIDDEN;
+/*
  * tid.c: in the child of fork(): forget the cached TID (the child has a
  * new one) and remember the old one in @fork_tid.
  */

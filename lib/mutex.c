@@ -30,10 +30,12 @@
  *
  * Errors follow an error-checking robust pthread mutex: EDEADLK for a
  * relock by the owner, EPERM for an unlock by a non-owner, EOWNERDEAD when
- * the lock was taken over from an owner that exited (also by trylock,
- * which asks whether the owner lives: backend_futex.c's
- * tofutex__take_from_dead()), and ENOTRECOVERABLE for every lock once an
- * owner that got EOWNERDEAD unlocked without tofutex_mutex_consistent().
+ * the lock was taken over from an owner that exited (by a lock that
+ * waits, which asks whether the owner lives: backend_futex.c's
+ * tofutex__take_from_dead(), or the module; by trylock only from a word
+ * left free with OWNER_DIED, tofutex_mutex_trylock()), and
+ * ENOTRECOVERABLE for every lock once an owner that got EOWNERDEAD
+ * unlocked without tofutex_mutex_consistent().
  * That last state is kept outside the word (@state), so that the word
  * still works as a lock for the kernel and its waiters: each locker takes
  * the word, sees @state, releases the word and fails. A word holding the
@@ -244,20 +246,44 @@ int tofutex_mutex_lock(tofutex_mutex_t *m)
 	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
+/*
+ * A timed lock checks its clock at once but its timespec only when it
+ * must wait, as glibc's pthread_mutex_clocklock() does: a free mutex is
+ * taken, a relock is EDEADLK, and a word left free with OWNER_DIED is
+ * taken over, whatever @abstime holds. Then a bad tv_nsec is EINVAL. A
+ * negative tv_sec is a deadline that has passed (ETIMEDOUT once the wait
+ * fails); glibc's non-robust mutexes return that before they look at
+ * tv_nsec, its robust ones after, so @robust picks the order too.
+ */
 int tofutex__mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
 			     const struct timespec *abstime, bool robust)
 {
 	struct tofutex__deadline dl;
+	uint32_t tid, word;
 	int err;
 
-	/*
-	 * Checked even when the lock is free, unlike glibc, so that a bad
-	 * timespec is found the first time, not under contention.
-	 */
+	if (clockid != CLOCK_MONOTONIC && clockid != CLOCK_REALTIME)
+		return EINVAL;
+	if (tofutex_mutex_bad(m))
+		return EINVAL;
+	tid = (uint32_t)tofutex__tid();
+	if (tofutex__mutex_lock_fast(m, tid, &word))
+		return tofutex__mutex_taken(m, 0);
+	if (__builtin_expect(!tid, 0))
+		return ENOMEM;
+	if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
+		return EDEADLK;
+	if (!(word & TOFUTEX_TID_MASK)) {
+		err = tofutex_mutex_take_free(m, tid, &word);
+		if (err != EBUSY)
+			return tofutex__mutex_taken(m, err);
+	}
+	if (!robust && abstime && abstime->tv_sec < 0)
+		return ETIMEDOUT;
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_mutex_lock_common(m, &dl, robust);
+	return tofutex_mutex_lock_rest(m, tid, word, &dl, robust);
 }
 
 int tofutex_mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
@@ -299,6 +325,14 @@ int tofutex__mutex_relock(tofutex_mutex_t *m, bool moved)
 	return tofutex_mutex_lock_common(m, &tofutex_forever, true);
 }
 
+/*
+ * A held word is EBUSY, whoever holds it (the caller too, as pthread), and
+ * is found so without a system call, as by glibc's trylock: glibc's robust
+ * one answers EBUSY for a word with an owner's TID and takes only a word
+ * the kernel marked at its owner's exit (TID 0, OWNER_DIED). Whether the
+ * owner still lives is asked only by a lock that goes on to wait
+ * (backend_futex.c, the module), never by a trylock.
+ */
 int tofutex_mutex_trylock(tofutex_mutex_t *m)
 {
 	uint32_t tid, word;
@@ -318,22 +352,11 @@ int tofutex_mutex_trylock(tofutex_mutex_t *m)
 	 * our unlock will wake them.
 	 */
 	word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	for (;;) {
+	do {
 		err = tofutex_mutex_take_free(m, tid, &word);
-		if (err != EBUSY)
-			break;
-		if (!(word & TOFUTEX_TID_MASK))
-			continue;
-		/* EBUSY also when we own it, like pthread. */
-		if (tofutex__is_self(word & TOFUTEX_TID_MASK, tid))
-			return EBUSY;
-		/* Keep WAITERS, so that our unlock wakes whoever waits. */
-		err = tofutex__take_from_dead(&m->word, tid, word,
-					      word & TOFUTEX_WAITERS);
-		if (err != EAGAIN)
-			break;
-		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-	}
+	} while (err == EBUSY && !(word & TOFUTEX_TID_MASK));
+	if (err == EBUSY)
+		return EBUSY;
 	return tofutex__mutex_taken(m, err);
 }
 

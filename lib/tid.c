@@ -20,6 +20,8 @@
 _Thread_local struct tofutex__thread tofutex__self
 	__attribute__((tls_model("initial-exec")));
 
+bool tofutex__tid_used;
+
 /* The process ID, for tgkill() in backend_futex.c; 0 until first use. */
 static pid_t tofutex_pid;
 
@@ -45,6 +47,7 @@ pid_t tofutex__tid_slow(void)
 	tid = (pid_t)syscall(SYS_gettid);
 	errno = saved_errno;
 	tofutex__self.tid = tid;
+	__atomic_store_n(&tofutex__tid_used, true, __ATOMIC_RELAXED);
 	return tid;
 }
 
@@ -58,4 +61,5 @@ void tofutex__tid_forget(void)
 		tofutex__self.fork_tid = tofutex__self.tid;
 	tofutex__self.tid = 0;
 	__atomic_store_n(&tofutex_pid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tofutex__tid_used, false, __ATOMIC_RELAXED);
 }

@@ -23,8 +23,9 @@
 #   against a staged install and run; the staged install, moved elsewhere,
 #   still runs a program under its tofutex-run (the library found relative
 #   to tofutex-run's own location, with a multiarch LIBDIR),
-#   TOFUTEX_RUN_STATS=FILE names the program in FILE, and
-#   TOFUTEX_RUN_STATS=1 reaches stderr after sort(1) closed it.
+#   TOFUTEX_RUN_STATS=FILE names the program in FILE,
+#   TOFUTEX_RUN_STATS=1 reaches stderr after sort(1) closed it, and prints
+#   for the processes that locked something only (=all: for every one).
 # dist-check: `make dist`, then, in the unpacked tarball (no git
 #   checkout), `make lib` and `make check-examples`.
 # dist-deb: `make dist`, then `make deb` in the unpacked tarball.
@@ -264,13 +265,33 @@ check_relocated_run() {
 	fi
 	# sort(1) closes stderr before its exit handlers end: the line must
 	# still reach the stderr it started with.
-	if TOFUTEX_RUN_STATS=1 TOFUTEX_BACKEND=futex "$moved/bin/tofutex-run" sort \
-		</dev/null 2>"$out/sort.err" >/dev/null &&
+	# (With input enough for its threads: a sort that locks nothing
+	# prints nothing.)
+	if seq 200000 | TOFUTEX_RUN_STATS=1 TOFUTEX_BACKEND=futex \
+		"$moved/bin/tofutex-run" sort -n --parallel=2 \
+		2>"$out/sort.err" >/dev/null &&
 	   grep -q '^tofutex-run: sort\[[0-9]*\] backend=futex ' "$out/sort.err"; then
 		ok "TOFUTEX_RUN_STATS=1 reaches stderr after sort(1) closed it"
 	else
 		cat "$out/sort.err" >&2
 		fail "TOFUTEX_RUN_STATS=1: no line from sort(1) on stderr"
+	fi
+	# A wrapper script's shell and the programs it runs that lock
+	# nothing print no line; =all prints one for each that exits through
+	# exit(3) (dash leaves with _exit(2)).
+	for v in 1 all; do
+		TOFUTEX_RUN_STATS=$v TOFUTEX_BACKEND=futex "$moved/bin/tofutex-run" \
+			sh -c '/bin/true; "$1"; :' sh "$out/bin/pthread-prog" \
+			2>"$out/wrapper-$v.err" >/dev/null || true
+	done
+	if [ "$(grep -c '^tofutex-run: ' "$out/wrapper-1.err")" = 1 ] &&
+	   grep -q '^tofutex-run: pthread-prog\[' "$out/wrapper-1.err" &&
+	   grep -q '^tofutex-run: true\[' "$out/wrapper-all.err" &&
+	   grep -q '^tofutex-run: pthread-prog\[' "$out/wrapper-all.err"; then
+		ok "TOFUTEX_RUN_STATS=1 prints for the process that locked only, =all for true(1) too"
+	else
+		cat "$out/wrapper-1.err" "$out/wrapper-all.err" >&2
+		fail "TOFUTEX_RUN_STATS=1/all: not one line from pthread-prog alone, or none from true(1) with =all"
 	fi
 	# The tree's own tofutex-run goes back to the default LIBDIR.
 	"$make" -C "$top" --no-print-directory lib >/dev/null

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "syscalls.h"
 
 #define OWNER_DIED	TOFUTEX_OWNER_DIED
 #define TID_MASK	TOFUTEX_TID_MASK
@@ -183,6 +184,64 @@ START_TEST(test_clocks_timeout)
 END_TEST
 
 /* Released before the deadline: taken, on either clock (_i 0 or 1). */
+/*
+ * A timed lock checks its timespec only when it must wait, as glibc's
+ * robust pthread_mutex_clocklock() does: a free mutex is taken, a relock
+ * is EDEADLK, a word left free with OWNER_DIED is taken over; a held one
+ * is EINVAL for a bad tv_nsec, ETIMEDOUT for a negative tv_sec. The
+ * clock is checked every time, as glibc's clocklock checks it.
+ */
+START_TEST(test_clocks_deadline_checked_to_wait)
+{
+	static const struct timespec bad[] = {
+		{ 0, 1000000000L }, { 0, -1 }, { -1, 1000000000L },
+		{ 1L << 40, 1000000000L },
+	};
+	static const clockid_t clocks[] = { CLOCK_REALTIME, CLOCK_MONOTONIC };
+	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m };
+	struct timespec past = { -1, 0 };
+	pthread_t t;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (size_t c = 0; c < 2; c++) {
+			ck_assert_int_eq(tofutex_mutex_clocklock(&m, clocks[c],
+								 &bad[i]), 0);
+			ck_assert_int_eq(tofutex_mutex_clocklock(&m, clocks[c],
+								 &bad[i]),
+					 EDEADLK);
+			ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+		}
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), 0);
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), EDEADLK);
+		ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+		ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_BOOTTIME,
+							 &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_BOOTTIME, &past),
+			 EINVAL);
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, NULL), EINVAL);
+
+	/* A word left free with OWNER_DIED: taken over, EOWNERDEAD. */
+	__atomic_store_n(&m.word, TOFUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[0]), EOWNERDEAD);
+	ck_assert_int_eq(tofutex_mutex_consistent(&m), 0);
+	ck_assert_int_eq(tofutex_mutex_unlock(&m), 0);
+
+	/* Held by another thread: a bad tv_nsec before a negative tv_sec. */
+	t = hold_in_thread(&h);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(tofutex_mutex_timedlock(&m, &bad[i]), EINVAL);
+		ck_assert_int_eq(tofutex_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(tofutex_mutex_timedlock(&m, &past), ETIMEDOUT);
+	atomic_store(&h.release, 1);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	tfail_assert();
+}
+END_TEST
+
 START_TEST(test_clocks_released_in_time)
 {
 	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
@@ -309,7 +368,17 @@ START_TEST(test_robust_owner_dead)
 	uint32_t tid = test_gettid();
 
 	die_holding(&m);
-	ck_assert_int_eq(lock_how(&m, _i), EOWNERDEAD);
+	if (_i == 0) {
+		/*
+		 * trylock does not ask whether the owner lives, as glibc's
+		 * does not: EBUSY, the word untouched; a lock takes it over.
+		 */
+		ck_assert_int_eq(tofutex_mutex_trylock(&m), EBUSY);
+		ck_assert_uint_eq(mword(&m) & OWNER_DIED, 0);
+		ck_assert_int_eq(tofutex_mutex_lock(&m), EOWNERDEAD);
+	} else {
+		ck_assert_int_eq(lock_how(&m, _i), EOWNERDEAD);
+	}
 	ck_assert_uint_eq(mword(&m) & (TID_MASK | OWNER_DIED),
 			  tid | OWNER_DIED);
 	ck_assert_int_eq(tofutex_mutex_consistent(&m), 0);
@@ -400,12 +469,84 @@ START_TEST(test_robust_not_recoverable)
 }
 END_TEST
 
+/*
+ * A failing trylock makes no system call, as glibc's makes none: a word
+ * held by a live thread, by the caller, by a thread that exited (no lock
+ * has taken it over yet; the kernel did not mark it, since glibc owns the
+ * robust list) or by another process is EBUSY without asking who holds it;
+ * a word left free with OWNER_DIED is taken over, EOWNERDEAD. Counted
+ * under a seccomp filter in a child (syscalls.h).
+ */
+static const char *const trylock_cases[] = {
+	"held by a live thread", "held with WAITERS", "held by the caller",
+	"held by an exited thread", "held by another process",
+	"free with OWNER_DIED",
+};
+
+static int trylock_no_syscall_child(void)
+{
+	tofutex_mutex_t live = TOFUTEX_MUTEX_INITIALIZER;
+	tofutex_mutex_t m[6] = { TOFUTEX_MUTEX_INITIALIZER };
+	static const int expect[6] = { EBUSY, EBUSY, EBUSY, EBUSY, EBUSY,
+				       EOWNERDEAD };
+	struct holder h = { .m = &live };
+	int r, i, seen;
+
+	hold_in_thread(&h);
+	m[0].word = mword(&live);
+	m[1].word = mword(&live) | TOFUTEX_WAITERS;
+	ck_assert_int_eq(tofutex_mutex_lock(&m[2]), 0);
+	die_holding(&m[3]);
+	m[4].word = (uint32_t)getppid();
+	m[5].word = OWNER_DIED;
+	/* The library caches the TID at its first call. */
+	ck_assert_int_eq(tofutex_mutex_trylock(&m[2]), EBUSY);
+	if (!syscalls_trap())
+		return 1;
+	for (i = 0; i < 6; i++) {
+		seen = syscalls_seen;
+		r = tofutex_mutex_trylock(&m[i]);
+		if (syscalls_seen != seen)
+			return 10 + i;
+		if (r != expect[i])
+			return 20 + i;
+	}
+	return 0;
+}
+
+START_TEST(test_trylock_held_no_syscall)
+{
+	int status, code;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(trylock_no_syscall_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	code = WEXITSTATUS(status);
+	ck_assert_msg(code != 1, "seccomp filter not installed");
+	ck_assert_msg(code < 10 || code >= 20,
+		      "trylock on a word %s made a system call",
+		      trylock_cases[code % 10]);
+	ck_assert_msg(code < 20 || code >= 30,
+		      "trylock on a word %s: wrong result",
+		      trylock_cases[code % 10]);
+	ck_assert_int_eq(code, 0);
+}
+END_TEST
+
 /* ---- process-private ---- */
 
 /*
  * Two processes on one word in shared memory: while one holds it, the
- * other's lock functions fail with EPERM and never take it (_i: the
- * parent or the child holds it). The parent locks only after fork(): the
+ * other's lock functions fail with EPERM (trylock with EBUSY) and never
+ * take it (_i: the parent or the child holds it). The parent locks only after fork(): the
  * child treats words its forking thread held at fork() as its own (the
  * fork idiom below).
  */
@@ -428,13 +569,16 @@ START_TEST(test_shared_word_eperm)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		if (_i) {
-			/* The parent holds it: every way fails with EPERM. */
+			/*
+			 * The parent holds it: every way fails with EPERM,
+			 * trylock with EBUSY (pthread's trylock has no EPERM).
+			 */
 			WAIT_UNTIL(ok, atomic_load(&sh->held), TEST_WAIT_NS);
 			if (!ok)
 				_exit(2);
 			for (how = 0; how < 4; how++) {
 				r = lock_how(&sh->m, how);
-				if (r != EPERM)
+				if (r != (how ? EPERM : EBUSY))
 					_exit(10 + how);
 			}
 			_exit(0);
@@ -453,7 +597,8 @@ START_TEST(test_shared_word_eperm)
 		WAIT_UNTIL(ok, atomic_load(&sh->held), TEST_WAIT_NS);
 		ck_assert(ok);
 		for (how = 0; how < 4; how++)
-			ck_assert_int_eq(lock_how(&sh->m, how), EPERM);
+			ck_assert_int_eq(lock_how(&sh->m, how),
+					 how ? EPERM : EBUSY);
 		ck_assert_uint_ne(mword(&sh->m) & TID_MASK, test_gettid());
 		atomic_store(&sh->release, 1);
 	}
@@ -678,6 +823,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_clocks_timeout);
+	tcase_add_test(tc, test_clocks_deadline_checked_to_wait);
 	tcase_add_loop_test(tc, test_clocks_released_in_time, 0, 2);
 	tcase_add_test(tc, test_clocks_realtime_follows_settime);
 	suite_add_tcase(s, tc);
@@ -688,6 +834,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_add_loop_test(tc, test_robust_owner_dead, 0, 4);
 	tcase_add_loop_test(tc, test_robust_waiter_sees_death, 1, 4);
 	tcase_add_test(tc, test_robust_not_recoverable);
+	tcase_add_test(tc, test_trylock_held_no_syscall);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("process");

@@ -13,10 +13,13 @@
  *   unlock by a thread    NORMAL, DEFAULT, ADAPTIVE_NP: released anyway,
  *   that is not the owner as glibc does (0, also on a free mutex);
  *                         ERRORCHECK, RECURSIVE: EPERM
- *   bad deadline          EINVAL (a tv_nsec outside [0, 1e9) or a clock
- *                         other than CLOCK_REALTIME/CLOCK_MONOTONIC; the
- *                         timespec is checked even when the mutex is free,
- *                         which POSIX allows and glibc does not do)
+ *   bad deadline          EINVAL for a clock other than CLOCK_REALTIME/
+ *                         CLOCK_MONOTONIC; a tv_nsec outside [0, 1e9) is
+ *                         EINVAL only when the locker must wait, as in
+ *                         glibc (a free mutex is taken, a RECURSIVE one
+ *                         relocked, an ERRORCHECK relock is EDEADLK); a
+ *                         negative tv_sec is ETIMEDOUT then, before tv_nsec
+ *                         is looked at
  *   destroy while held    EBUSY
  *   consistent            EINVAL (none of these is robust)
  *
@@ -139,6 +142,11 @@ static int tfx_stall(pthread_mutex_t *m, enum tfx_stall why,
 	struct timespec now, slice;
 	int err;
 
+	/* The wait glibc's lock would make here rejects a bad timespec. */
+	if (abstime && abstime->tv_sec >= 0 &&
+	    (abstime->tv_nsec < 0 ||
+	     abstime->tv_nsec >= (long)TOFUTEX_NSEC_PER_SEC))
+		return EINVAL;
 	for (;;) {
 		if (tfx_stall_over(m, why, word))
 			return TFX_AGAIN;
@@ -238,7 +246,7 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 /*
  * The uncontended lock is inline (mutex.h): no call beyond this one, the
  * one compare-and-swap. The timed locks go through libtofutex's
- * functions, which check the deadline even when the mutex is free.
+ * functions, which check the timespec only when they must wait.
  */
 int pthread_mutex_lock(pthread_mutex_t *m)
 {

@@ -19,10 +19,15 @@
  * backend futex_waits counts the futex(2) waits of its locks and
  * condition variables.
  *
- * Where it goes: TOFUTEX_RUN_STATS=1, standard error as it was when the
- * library was loaded (a duplicate taken then, since programs such as
- * sort(1) close stderr before their exit handlers end); any other value
- * is a file the line is appended to. Read with secure_getenv(): a
+ * Which processes: those that locked or unlocked anything of ours
+ * (tofutex__tid_used), so that the shells and other wrappers a command
+ * runs through print nothing; TOFUTEX_RUN_STATS=all prints for every
+ * process, to standard error.
+ *
+ * Where it goes: TOFUTEX_RUN_STATS=1 (or all), standard error as it was
+ * when the library was loaded (a duplicate taken then, since programs
+ * such as sort(1) close stderr before their exit handlers end); any other
+ * value is a file the line is appended to. Read with secure_getenv(): a
  * set-ID program never writes a file named by its caller. The line is
  * written with one write(2), so that the lines of several processes
  * sharing a file or a pipe do not interleave.
@@ -40,6 +45,8 @@
 
 struct tfx_stats tfx_stats;
 static int tfx_stats_fd = -1;
+/* TOFUTEX_RUN_STATS=all: print also for a process that locked nothing. */
+static bool tfx_stats_all;
 
 bool tfx_stats_mutexattr_ours(const pthread_mutexattr_t *attr)
 {
@@ -95,6 +102,9 @@ static void tfx_stats_print(void)
 	char backend[384], line[640];
 	int n;
 
+	if (!tfx_stats_all &&
+	    !__atomic_load_n(&tofutex__tid_used, __ATOMIC_RELAXED))
+		return;
 	if (tfx_stats_backend(backend, sizeof(backend)) < 0)
 		return;
 	n = snprintf(line, sizeof(line),
@@ -114,7 +124,8 @@ __attribute__((constructor)) static void tfx_stats_start(void)
 
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
-	if (!strcmp(env, "1"))
+	tfx_stats_all = !strcmp(env, "all");
+	if (!strcmp(env, "1") || tfx_stats_all)
 		tfx_stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	else
 		tfx_stats_fd = open(env, O_WRONLY | O_APPEND | O_CREAT |

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tofutex-run [--] CMD [ARGS...] - run a program with its pthread mutexes
- * and condition variables on tofutex: exec CMD with libtofutex-pthread.so
- * first in LD_PRELOAD. See tofutex-run(1).
+ * tofutex-run [--] CMD [ARGS...] - run a program with its pthread mutexes,
+ * condition variables and reader/writer locks on tofutex: exec CMD with
+ * libtofutex-pthread.so first in LD_PRELOAD. See tofutex-run(1).
  *
  * The library is looked for, in this order: TOFUTEX_RUN_LIBRARY; relative
  * to this program's own location, at the path from the install's BINDIR
@@ -17,7 +17,9 @@
  * execution mode (set-user-ID or set-group-ID to someone else, or with
  * file capabilities): the program would silently keep glibc's locks.
  * tofutex-run says so on stderr and runs it anyway (its exit status is
- * CMD's).
+ * CMD's). A static program with libtofutex linked in keeps glibc's
+ * pthread locks too, but its own tofutex_* locks run on tofutex as
+ * always: the message says which of the two it is.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -67,8 +69,40 @@ static char *find_cmd(const char *cmd, char *buf, size_t len)
 	return NULL;
 }
 
-/* Is @file a 64-bit ELF executable without a PT_INTERP header? */
-static bool is_static_elf(const char *file)
+/*
+ * Does @fd's file hold @needle? A static program linked with libtofutex
+ * holds the name of the variable that chooses its backend
+ * (TOFUTEX_BACKEND, lib/env.c): every lock function reaches that code.
+ */
+static bool file_has(int fd, const char *needle)
+{
+	const size_t n = strlen(needle);
+	char buf[65536];
+	size_t have = 0;
+	off_t off = 0;
+	ssize_t r;
+
+	for (;;) {
+		r = pread(fd, buf + have, sizeof(buf) - have, off);
+		if (r <= 0)
+			return false;
+		off += r;
+		have += (size_t)r;
+		if (memmem(buf, have, needle, n))
+			return true;
+		/* Keep the tail that may start a match across the reads. */
+		if (have >= n) {
+			memmove(buf, buf + have - (n - 1), n - 1);
+			have = n - 1;
+		}
+	}
+}
+
+/*
+ * Is @file a 64-bit ELF executable without a PT_INTERP header? If so,
+ * *@tofutex says whether libtofutex is linked into it.
+ */
+static bool is_static_elf(const char *file, bool *tofutex)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
@@ -93,6 +127,8 @@ static bool is_static_elf(const char *file)
 		if (ph.p_type == PT_INTERP)
 			interp = true;
 	}
+	if (!interp)
+		*tofutex = file_has(fd, "TOFUTEX_BACKEND");
 	close(fd);
 	return !interp;
 }
@@ -155,9 +191,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [--] CMD [ARGS...]\n"
 		"       %s --help | --version\n"
-		"Runs CMD with its pthread mutexes and condition variables on tofutex\n"
-		"(LD_PRELOAD=%s).\n"
-		"  TOFUTEX_RUN_STATS=1     each process prints its lock statistics at exit\n"
+		"Runs CMD with its pthread mutexes, condition variables and reader/writer\n"
+		"locks on tofutex (LD_PRELOAD=%s).\n"
+		"  TOFUTEX_RUN_STATS=1     each process that locked something prints its lock\n"
+		"                          statistics at exit (=all: every process)\n"
 		"  TOFUTEX_RUN_STATS=FILE  ... appends them to FILE instead\n"
 		"  TOFUTEX_BACKEND=futex   use futex(2) even when /dev/tofutex exists\n"
 		"  TOFUTEX_RUN_LIBRARY=SO  preload this library\n"
@@ -169,6 +206,7 @@ int main(int argc, char **argv)
 {
 	char lib[PATH_MAX], cmd[PATH_MAX], *preload;
 	const char *old, *path, *why;
+	bool tofutex = false;
 	int first = 1;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -203,7 +241,11 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	if (find_cmd(argv[first], cmd, sizeof(cmd))) {
-		if (is_static_elf(cmd))
+		if (is_static_elf(cmd, &tofutex) && tofutex)
+			fprintf(stderr,
+				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions, which stay glibc's; the tofutex locks it calls itself run on tofutex, as without %s\n",
+				prog, cmd, prog);
+		else if (is_static_elf(cmd, &tofutex))
 			fprintf(stderr,
 				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions; it runs on glibc's locks\n",
 				prog, cmd);

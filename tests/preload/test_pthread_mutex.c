@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "sleeping.h"
+#include "../syscalls.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 
@@ -73,6 +74,13 @@ static int in_thread(int (*fn)(pthread_mutex_t *), pthread_mutex_t *m)
 static int lock_and_exit(pthread_mutex_t *m)
 {
 	return pthread_mutex_lock(m);
+}
+
+static int timedlock_bad(pthread_mutex_t *m)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000000 };
+
+	return pthread_mutex_timedlock(m, &ts);
 }
 
 static int timedlock_soon(pthread_mutex_t *m)
@@ -207,6 +215,69 @@ START_TEST(test_held_by_other)
 }
 END_TEST
 
+/*
+ * glibc checks a timed lock's timespec only when it must wait
+ * (pthread_mutex_timedlock.c: "If the thread does not block abstime must
+ * not be checked"): a free mutex is taken and a RECURSIVE one relocked
+ * whatever tv_nsec holds, an ERRORCHECK relock is EDEADLK; a relock of
+ * the others waits, so a bad tv_nsec is EINVAL there, and a negative
+ * tv_sec ETIMEDOUT, before tv_nsec is looked at (futex-internal.c). The
+ * clock of pthread_mutex_clocklock() is checked every time.
+ */
+START_TEST(test_deadline_checked_to_wait)
+{
+	static const struct timespec bad[] = {
+		{ 0, 1000000000 }, { 0, -1 }, { 1L << 40, 1000000000 },
+	};
+	struct timespec neg_sec = { -1, 1000000000 }, past = { -1, 0 };
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC,
+							 &bad[i]), 0);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_int_eq(pthread_mutex_clocklock(&m,
+				 CLOCK_PROCESS_CPUTIME_ID, &bad[i]), EINVAL);
+	}
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+
+	/* Relocked by its owner. */
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (_i == T_RECURSIVE) {
+			ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]),
+					 0);
+			ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		} else {
+			ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]),
+					 deadlocks(_i) ? EINVAL : EDEADLK);
+		}
+	}
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec),
+			 _i == T_RECURSIVE ? 0 :
+			 deadlocks(_i) ? ETIMEDOUT : EDEADLK);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &past),
+			 _i == T_RECURSIVE ? 0 :
+			 deadlocks(_i) ? ETIMEDOUT : EDEADLK);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+
+	/* Held by another thread, which has exited: every bad one waits. */
+	ck_assert_int_eq(in_thread(lock_and_exit, &m), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(pthread_mutex_timedlock(&m, &bad[i]), EINVAL);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &neg_sec), ETIMEDOUT);
+	ck_assert_int_eq(in_thread(timedlock_bad, &m), EINVAL);
+}
+END_TEST
+
 START_TEST(test_destroy)
 {
 	pthread_mutex_t m;
@@ -226,6 +297,100 @@ START_TEST(test_destroy)
 END_TEST
 
 /* A waiter gets the lock when the owner lets go. */
+/*
+ * A failing trylock makes no system call, as glibc's makes none: on a
+ * mutex held by another thread, by one that exited holding it, or by the
+ * caller (EBUSY; a RECURSIVE one is relocked). Counted under a seccomp
+ * filter in a child (syscalls.h); the same holds on stock glibc.
+ */
+static const char *const trylock_cases[] = {
+	"held by a live thread", "held by an exited thread",
+	"held by the caller",
+};
+
+struct parked {
+	pthread_mutex_t *m;
+	atomic_int locked;
+};
+
+static void *lock_and_park(void *arg)
+{
+	struct parked *p = arg;
+
+	if (pthread_mutex_lock(p->m))
+		return NULL;
+	atomic_store(&p->locked, 1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int trylock_no_syscall_child(int type)
+{
+	pthread_mutex_t m[3];
+	struct parked p = { .m = &m[0] };
+	int expect[3] = { EBUSY, EBUSY, EBUSY };
+	int r, i, seen;
+	pthread_t t;
+	bool ok;
+
+	for (i = 0; i < 3; i++)
+		mutex_make(&m[i], type);
+	if (pthread_create(&t, NULL, lock_and_park, &p))
+		return 2;
+	WAIT_UNTIL(ok, atomic_load(&p.locked), TEST_WAIT_NS);
+	if (!ok)
+		return 3;
+	if (in_thread(lock_and_exit, &m[1]))
+		return 4;
+	if (pthread_mutex_lock(&m[2]))
+		return 5;
+	if (type == T_RECURSIVE)
+		expect[2] = 0;
+	/* Anything done once per thread or process, done before. */
+	r = pthread_mutex_trylock(&m[0]);
+	if (r != EBUSY)
+		return 6;
+	if (!syscalls_trap())
+		return 1;
+	for (i = 0; i < 3; i++) {
+		seen = syscalls_seen;
+		r = pthread_mutex_trylock(&m[i]);
+		if (syscalls_seen != seen)
+			return 10 + i;
+		if (r != expect[i])
+			return 20 + i;
+	}
+	return 0;
+}
+
+START_TEST(test_trylock_held_no_syscall)
+{
+	int status, code;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(trylock_no_syscall_child(_i));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	code = WEXITSTATUS(status);
+	ck_assert_msg(code != 1, "seccomp filter not installed");
+	ck_assert_msg(code < 10 || code >= 20,
+		      "trylock on a mutex %s made a system call",
+		      trylock_cases[code % 10]);
+	ck_assert_msg(code < 20 || code >= 30,
+		      "trylock on a mutex %s: wrong result",
+		      trylock_cases[code % 10]);
+	ck_assert_int_eq(code, 0);
+}
+END_TEST
+
 START_TEST(test_lock_waits_for_release)
 {
 	struct call c = { .fn = lock_and_exit, .ret = -1 };
@@ -562,8 +727,10 @@ static Suite *pthread_mutex_suite(void)
 	tcase_add_loop_test(tc, test_unlock_by_other, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_unlock_free, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_held_by_other, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_deadline_checked_to_wait, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_destroy, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_lock_waits_for_release, 0, T_COUNT);
+	tcase_add_loop_test(tc, test_trylock_held_no_syscall, 0, T_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");

@@ -306,11 +306,16 @@ START_TEST(test_reader_count_full)
 }
 END_TEST
 
-/* A bad deadline: EINVAL, on a free lock too (checked first, as glibc). */
+/*
+ * A bad deadline: EINVAL, on a free lock too, before EDEADLK (glibc's
+ * pthread_rwlock_common.c checks the clock and tv_nsec first); a
+ * negative tv_sec is a valid deadline.
+ */
 START_TEST(test_bad_deadline)
 {
 	struct timespec big = { .tv_sec = 0, .tv_nsec = 1000000000 };
 	struct timespec neg = { .tv_sec = 0, .tv_nsec = -1 };
+	struct timespec past = { .tv_sec = -1, .tv_nsec = 0 };
 	struct timespec mono = ts_in(20 * NSEC_PER_MSEC);
 	pthread_rwlock_t rw;
 	int held;
@@ -333,6 +338,19 @@ START_TEST(test_bad_deadline)
 	}
 	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 	ck_assert_uint_eq(rw_word(&rw), 0);
+
+	/* Checked before the writer's relock is found: EINVAL, not EDEADLK. */
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &big), EINVAL);
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &neg), EINVAL);
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &past), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &past), EDEADLK);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	/* A negative tv_sec is a valid deadline, long passed: a free lock. */
+	ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &past), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_timedwrlock(&rw, &past), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 }
 END_TEST
 

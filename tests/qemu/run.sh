@@ -697,8 +697,14 @@ if ! flock -n "$lock"; then
 fi
 # The programs are built under the lock, so that no other run relinks one
 # while it is being copied into an initramfs. GUEST_TESTS brings its own.
+# check-native and check-glibc build only what they run.
+case $mode in
+check-native) build=native-test-bins ;;
+check-glibc) build=lib ;;
+*) build=userspace ;;
+esac
 if [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
-	"${MAKE:-make}" -C "$top" --no-print-directory userspace
+	"${MAKE:-make}" -C "$top" --no-print-directory "$build"
 fi
 # glibc's own tests, where they run and are wanted.
 case $mode in
