@@ -554,7 +554,7 @@ help:
 	@echo '  CC, AR, CFLAGS (-O2), CPPFLAGS, LDFLAGS'
 	@echo '  KDIR                 kernel build tree for make module (default: running kernel, else newest)'
 	@echo '  MODULE_W             W= for Kbuild (default 1; any warning fails)'
-	@echo '  KVERS                kernels to boot or to build for, e.g. "6.1 6.18 7.3-rt all"
+	@echo '  KVERS                kernels to boot or to build for, e.g. "6.1 6.18 7.3-rt all"'
 	@echo '  TESTS                only these test programs, e.g. "test_lock test_device"'
 	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
 	@echo '  TEST_TIMEOUT         seconds per program in the guest'
@@ -574,4 +574,4 @@ help:
 	@echo '  VERBOSE=1            guest console on the terminal as well'
 	@echo '  DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
-	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached
+	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached'
