@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tofutex - what the queues of TO locks (lock.h) and reader/writer locks
- * (rwlock.h) share: the wait of a queued waiter until it may compete
- * (queue.c), and the struct tofutex_lock argument and status of LOCK,
- * RDLOCK and WRLOCK (lockarg.c).
+ * (rwlock.h) share: the wait of a queued waiter until it may compete and
+ * the retry loop of a release (queue.c); the struct tofutex_lock argument
+ * and status of LOCK, RDLOCK and WRLOCK (lockarg.c).
  *
  * Locking and lifetimes: each queue's own header says what state->lock
  * protects; the helpers here take state->lock only through the caller's
- * top-waiter test, and hold no reference beyond the call.
+ * callbacks, and hold no reference beyond the call.
  */
 #ifndef _TOFUTEX_QUEUE_H
 #define _TOFUTEX_QUEUE_H
@@ -36,6 +36,20 @@ struct tofutex_queue_wait {
 };
 
 int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw);
+
+/**
+ * typedef tofutex_release_pass_t - one attempt of a release
+ * @arg:   the release call
+ * @woken: out: set to 1 when a waiter was woken
+ *
+ * Holds no lock when it returns. Return: 0 when done, -EAGAIN when the
+ * word changed under its cmpxchg and nothing was done, -EFAULT when the
+ * word's page must be faulted in (nothing was done), or an error.
+ */
+typedef int (*tofutex_release_pass_t)(void *arg, u32 *woken);
+
+int tofutex_release_run(tofutex_release_pass_t pass, void *arg,
+			u32 __user *uaddr, u32 *woken);
 
 /* lockarg.c */
 int tofutex_lock_arg_get(struct tofutex_lock __user *argp, u32 flags_ok,

@@ -29,6 +29,9 @@
  * - fault_on_userfaultfd_page_*: LOCK on a word whose page is missing in
  *   a userfaultfd range, with nobody serving the fault, ends on an
  *   ordinary signal (EINTR) and at its deadline (ETIMEDOUT).
+ * - rwunlock_fault_signal_restarts: RWUNLOCK whose fault-in waits is not
+ *   ended by a signal without SA_RESTART: it is restarted after the
+ *   handler and releases the word once the page comes.
  *
  * Tests that need a namespace run their body in a child process (the
  * namespace's first member) and wait for it with a bound; a child that
@@ -58,6 +61,9 @@
 /* A deadline that a correct call reaches long before any test bound. */
 #define NEAR_NS		(200 * NSEC_PER_MSEC)
 
+/* The deadline of a call whose page fault is never served. */
+#define FAULT_DEADLINE_NS	(50 * NSEC_PER_MSEC)
+
 /* ---- Raw calls ---- */
 
 static int dev_open(void)
@@ -68,8 +74,9 @@ static int dev_open(void)
 	return fd;
 }
 
-/* LOCK with @deadline (0: none): 0 or the errno value. */
-static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
+/* LOCK, RDLOCK or WRLOCK with @deadline (0: none): 0 or the errno value. */
+static int raw_lock_cmd(int fd, unsigned long cmd, uint32_t *w,
+			uint64_t deadline, uint32_t *status)
 {
 	struct tofutex_lock a;
 
@@ -79,25 +86,42 @@ static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
 		a.flags = TOFUTEX_LOCK_DEADLINE;
 		a.deadline_ns = deadline;
 	}
-	if (ioctl(fd, TOFUTEX_IOC_LOCK, &a))
+	if (ioctl(fd, cmd, &a))
 		return errno;
 	if (status)
 		*status = a.status;
 	return 0;
 }
 
-static int raw_unlock_arg(int fd, struct tofutex_unlock *a)
+static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
 {
-	return ioctl(fd, TOFUTEX_IOC_UNLOCK, a) ? errno : 0;
+	return raw_lock_cmd(fd, TOFUTEX_IOC_LOCK, w, deadline, status);
 }
 
-static int raw_unlock(int fd, uint32_t *w)
+/* UNLOCK or RWUNLOCK: 0 or the errno value. */
+static int raw_unlock_arg_cmd(int fd, unsigned long cmd,
+			      struct tofutex_unlock *a)
+{
+	return ioctl(fd, cmd, a) ? errno : 0;
+}
+
+static int raw_unlock_arg(int fd, struct tofutex_unlock *a)
+{
+	return raw_unlock_arg_cmd(fd, TOFUTEX_IOC_UNLOCK, a);
+}
+
+static int raw_unlock_cmd(int fd, unsigned long cmd, uint32_t *w)
 {
 	struct tofutex_unlock a;
 
 	memset(&a, 0, sizeof(a));
 	a.uaddr = (uintptr_t)w;
-	return raw_unlock_arg(fd, &a);
+	return raw_unlock_arg_cmd(fd, cmd, &a);
+}
+
+static int raw_unlock(int fd, uint32_t *w)
+{
+	return raw_unlock_cmd(fd, TOFUTEX_IOC_UNLOCK, w);
 }
 
 static int raw_wait(int fd, uint32_t *w, uint32_t val, uint64_t deadline)
@@ -671,15 +695,15 @@ static void uffd_page_setup(struct uffd_page *u)
 	ck_assert_int_eq(ioctl(u->uffd, UFFDIO_REGISTER, &reg), 0);
 }
 
-/* Wait for the fault on the page to be reported: its LOCK waits now. */
-static void uffd_page_await_fault(struct uffd_page *u)
+/* Wait for a fault on @uffd's range to be reported: its call waits now. */
+static void uffd_await_fault(int uffd)
 {
-	struct pollfd pfd = { .fd = u->uffd, .events = POLLIN };
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
 	struct uffd_msg msg;
 
 	ck_assert_msg(poll(&pfd, 1, (int)(TEST_WAIT_NS / NSEC_PER_MSEC)) == 1,
 		      "no fault on the userfaultfd page");
-	ck_assert_int_eq(read(u->uffd, &msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	ck_assert_int_eq(read(uffd, &msg, sizeof(msg)), (ssize_t)sizeof(msg));
 	ck_assert_uint_eq(msg.event, UFFD_EVENT_PAGEFAULT);
 }
 
@@ -700,37 +724,60 @@ static void uffd_page_teardown(struct uffd_page *u)
 	munmap(u->page, u->size);
 }
 
+/* One call on a word in a userfaultfd range, in a thread of its own. */
 struct uffd_locker {
 	int fd;
+	unsigned long cmd;	/* LOCK, RDLOCK, WRLOCK or RWUNLOCK */
 	uint32_t *word;
 	uint64_t deadline;
-	atomic_int result;
+	atomic_int result;	/* -1 while in the call */
 	pthread_t thread;
 };
 
 static void *uffd_locker_main(void *p)
 {
 	struct uffd_locker *l = p;
+	int r;
 
-	atomic_store(&l->result, raw_lock(l->fd, l->word, l->deadline, NULL));
+	if (l->cmd == TOFUTEX_IOC_RWUNLOCK)
+		r = raw_unlock_cmd(l->fd, l->cmd, l->word);
+	else
+		r = raw_lock_cmd(l->fd, l->cmd, l->word, l->deadline, NULL);
+	atomic_store(&l->result, r);
 	return NULL;
 }
 
-/* LOCK on the missing page; @signal: SIGUSR1 it once the fault waits. */
-static int uffd_lock(uint64_t deadline, bool signal)
+static void uffd_locker_start(struct uffd_locker *l, unsigned long cmd,
+			      uint32_t *word, uint64_t deadline)
+{
+	l->fd = dev_open();
+	l->cmd = cmd;
+	l->word = word;
+	l->deadline = deadline;
+	atomic_store(&l->result, -1);
+	ck_assert_int_eq(pthread_create(&l->thread, NULL, uffd_locker_main,
+					l), 0);
+}
+
+static const char *const lock_names[] = { "LOCK", "RDLOCK", "WRLOCK" };
+static const unsigned long lock_cmds[] = {
+	TOFUTEX_IOC_LOCK, TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK,
+};
+
+/*
+ * lock_cmds[@i] on the missing page; @signal: SIGUSR1 it once the fault
+ * waits.
+ */
+static int uffd_lock(int i, uint64_t deadline, bool signal)
 {
 	struct uffd_page u;
-	struct uffd_locker l = { .deadline = deadline };
+	struct uffd_locker l;
 	bool ended;
 
 	install_sigusr1(false);
 	uffd_page_setup(&u);
-	l.fd = dev_open();
-	l.word = u.page;
-	atomic_store(&l.result, -1);
-	ck_assert_int_eq(pthread_create(&l.thread, NULL, uffd_locker_main,
-					&l), 0);
-	uffd_page_await_fault(&u);
+	uffd_locker_start(&l, lock_cmds[i], u.page, deadline);
+	uffd_await_fault(u.uffd);
 	if (signal)
 		ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
 	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
@@ -740,24 +787,132 @@ static int uffd_lock(uint64_t deadline, bool signal)
 	}
 	uffd_page_teardown(&u);
 	close(l.fd);
-	ck_assert_msg(ended, "LOCK waited for the page until it was served");
+	ck_assert_msg(ended, "%s waited for the page until it was served",
+		      lock_names[i]);
 	return atomic_load(&l.result);
 }
 
+/* _i indexes lock_cmds[]. */
 START_TEST(test_fault_on_userfaultfd_page_signal)
 {
-	int r = uffd_lock(0, true);
+	int r = uffd_lock(_i, 0, true);
 
-	ck_assert_msg(r == EINTR, "LOCK: %d (%s), want EINTR", r, strerror(r));
+	ck_assert_msg(r == EINTR, "%s: %d (%s), want EINTR", lock_names[_i],
+		      r, strerror(r));
 }
 END_TEST
 
+/* _i indexes lock_cmds[]. */
 START_TEST(test_fault_on_userfaultfd_page_deadline)
 {
-	int r = uffd_lock(now_ns() + NEAR_NS, false);
+	int r = uffd_lock(_i, now_ns() + FAULT_DEADLINE_NS, false);
 
-	ck_assert_msg(r == ETIMEDOUT, "LOCK: %d (%s), want ETIMEDOUT", r,
-		      strerror(r));
+	ck_assert_msg(r == ETIMEDOUT, "%s: %d (%s), want ETIMEDOUT",
+		      lock_names[_i], r, strerror(r));
+}
+END_TEST
+
+/* ---- rwunlock_fault_signal_restarts ---- */
+
+/*
+ * A word whose page is in a memfd's page cache but mapped, through a
+ * userfaultfd MINOR-mode range, only when UFFDIO_CONTINUE says so: the
+ * word holds a value, yet every access to it faults and waits.
+ */
+struct uffd_minor {
+	int uffd, memfd;
+	uint32_t *page;
+	size_t size;
+};
+
+static void uffd_minor_setup(struct uffd_minor *m, uint32_t value)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MINOR_SHMEM,
+	};
+	struct uffdio_register reg;
+	uint32_t *fill;
+
+	m->size = (size_t)sysconf(_SC_PAGESIZE);
+	m->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	ck_assert_msg(m->uffd >= 0,
+		      "userfaultfd: %s (needs CONFIG_USERFAULTFD; root)",
+		      strerror(errno));
+	ck_assert_msg(ioctl(m->uffd, UFFDIO_API, &api) == 0,
+		      "UFFDIO_API with MINOR_SHMEM: %s", strerror(errno));
+	m->memfd = memfd_create("tofutex-minor", MFD_CLOEXEC);
+	ck_assert(m->memfd >= 0);
+	ck_assert_int_eq(ftruncate(m->memfd, (off_t)m->size), 0);
+	fill = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    m->memfd, 0);
+	ck_assert(fill != MAP_FAILED);
+	*fill = value;
+	munmap(fill, m->size);
+	m->page = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       m->memfd, 0);
+	ck_assert(m->page != MAP_FAILED);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)m->page;
+	reg.range.len = m->size;
+	reg.mode = UFFDIO_REGISTER_MODE_MINOR;
+	ck_assert_int_eq(ioctl(m->uffd, UFFDIO_REGISTER, &reg), 0);
+}
+
+/* Map the page that is there already, so that waiting faults end. */
+static void uffd_minor_serve(struct uffd_minor *m)
+{
+	struct uffdio_continue c;
+
+	memset(&c, 0, sizeof(c));
+	c.range.start = (uintptr_t)m->page;
+	c.range.len = m->size;
+	ioctl(m->uffd, UFFDIO_CONTINUE, &c);
+}
+
+static void uffd_minor_teardown(struct uffd_minor *m)
+{
+	close(m->uffd);
+	munmap(m->page, m->size);
+	close(m->memfd);
+}
+
+/*
+ * RWUNLOCK of the last read lock whose fault-in waits and is interrupted
+ * by a signal without SA_RESTART: a release is restarted, never given up
+ * with EINTR, so the call is still in the kernel after the handler ran,
+ * and releases the word once the page comes.
+ */
+START_TEST(test_rwunlock_fault_signal_restarts)
+{
+	const uint32_t held = TOFUTEX_RW_SHARED | 1 | WAITERS;
+	struct uffd_minor m;
+	struct uffd_locker l;
+	bool ended;
+	int r;
+
+	install_sigusr1(false);
+	uffd_minor_setup(&m, held);
+	uffd_locker_start(&l, TOFUTEX_IOC_RWUNLOCK, m.page, 0);
+	uffd_await_fault(m.uffd);
+	ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
+	sleep_ns(NEAR_NS);
+	r = atomic_load(&l.result);
+	ck_assert_int_ge(atomic_load(&sig_count), 1);
+	uffd_minor_serve(&m);
+	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
+	if (!ended) {
+		/* Its restart faulted after the serve: serve again. */
+		uffd_minor_serve(&m);
+		ended = join_within(l.thread, NULL, TEST_WAIT_NS);
+	}
+	ck_assert_msg(r == -1, "RWUNLOCK returned %d (%s) after the signal",
+		      r, r > 0 ? strerror(r) : "");
+	ck_assert(ended);
+	ck_assert_int_eq(atomic_load(&l.result), 0);
+	ck_assert_uint_eq(word_load(m.page), 0);
+	uffd_minor_teardown(&m);
+	close(l.fd);
 }
 END_TEST
 
@@ -783,8 +938,9 @@ static Suite *lock_bounds_suite(void)
 
 	tc = tcase_create("faults");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
-	tcase_add_test(tc, test_fault_on_userfaultfd_page_signal);
-	tcase_add_test(tc, test_fault_on_userfaultfd_page_deadline);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 1);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 1);
+	tcase_add_test(tc, test_rwunlock_fault_signal_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }
