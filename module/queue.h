@@ -3,7 +3,8 @@
  * tofutex - what the queues of TO locks (lock.h) and reader/writer locks
  * (rwlock.h) share: the wait of a queued waiter until it may compete and
  * the retry loop of a release (queue.c); the struct tofutex_lock argument
- * and status of LOCK, RDLOCK and WRLOCK (lockarg.c).
+ * and status of LOCK, RDLOCK and WRLOCK, and the struct tofutex_unlock
+ * argument of UNLOCK and RWUNLOCK (lockarg.c).
  *
  * Locking and lifetimes: each queue's own header says what state->lock
  * protects; the helpers here take state->lock only through the caller's
@@ -58,5 +59,20 @@ int tofutex_lock_arg_get(struct tofutex_lock __user *argp, u32 flags_ok,
 void tofutex_lock_arg_put(struct tofutex_lock __user *argp, u32 status);
 void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
 			 unsigned int sleeps, u32 *status);
+
+/**
+ * typedef tofutex_release_t - UNLOCK's or RWUNLOCK's action
+ * @table: the caller's process table
+ * @uaddr: the word, checked by tofutex_word_check()
+ * @woken: out: 1 when a waiter was woken (or handed the lock), else 0
+ *
+ * Return: 0 once the word is released, or an error when nothing was done.
+ */
+typedef int (*tofutex_release_t)(struct tofutex_table *table,
+				 u32 __user *uaddr, u32 *woken);
+
+long tofutex_unlock_call(struct tofutex_table *table,
+			 struct tofutex_unlock __user *argp,
+			 tofutex_release_t release);
 
 #endif /* _TOFUTEX_QUEUE_H */

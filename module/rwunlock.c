@@ -369,27 +369,13 @@ static int tofutex_rw_unlock(struct tofutex_table *table, u32 __user *uaddr,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_unlock
  *
+ * The argument, and a write-back of @woken that never fails a release
+ * that acted, as lockarg.c says.
+ *
  * Return: 0 or a negative error, see tofutex_rw_unlock().
  */
 long tofutex_ioc_rwunlock(struct tofutex_table *table,
 			  struct tofutex_unlock __user *argp)
 {
-	struct tofutex_unlock arg;
-	u32 __user *uaddr;
-	u32 woken;
-	int ret;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (ret)
-		return ret;
-
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
-	ret = tofutex_rw_unlock(table, uaddr, &woken);
-	if (!ret && put_user(woken, &argp->woken))
-		return -EFAULT;
-	return ret;
+	return tofutex_unlock_call(table, argp, tofutex_rw_unlock);
 }

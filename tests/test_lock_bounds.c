@@ -24,8 +24,9 @@
  * - unlock_keeps_owner_died / handoff_keeps_owner_died: UNLOCK leaves
  *   OWNER_DIED in the word it releases or hands off, and a waiter handed
  *   such a word reports OWNER_DIED.
- * - unlock_writeback_fault_after_release: UNLOCK whose argument cannot
- *   take "woken" any more still returns 0 once it released the word.
+ * - unlock_writeback_fault_after_release: UNLOCK and RWUNLOCK whose
+ *   argument cannot take "woken" any more still return 0 once they
+ *   released the word, and released it once.
  * - fault_on_userfaultfd_page_*: LOCK on a word whose page is missing in
  *   a userfaultfd range, with nobody serving the fault, ends on an
  *   ordinary signal (EINTR) and at its deadline (ETIMEDOUT).
@@ -103,11 +104,6 @@ static int raw_unlock_arg_cmd(int fd, unsigned long cmd,
 			      struct tofutex_unlock *a)
 {
 	return ioctl(fd, cmd, a) ? errno : 0;
-}
-
-static int raw_unlock_arg(int fd, struct tofutex_unlock *a)
-{
-	return raw_unlock_arg_cmd(fd, TOFUTEX_IOC_UNLOCK, a);
 }
 
 static int raw_unlock_cmd(int fd, unsigned long cmd, uint32_t *w)
@@ -647,10 +643,21 @@ END_TEST
 
 /* ---- unlock_writeback_fault_after_release ---- */
 
+/*
+ * _i = 0: UNLOCK of a held TO lock; 1: RWUNLOCK of one of two read locks,
+ * which must leave the other: the word is released exactly once.
+ */
 START_TEST(test_unlock_writeback_fault_after_release)
 {
+	static const unsigned long cmds[] = {
+		TOFUTEX_IOC_UNLOCK, TOFUTEX_IOC_RWUNLOCK,
+	};
+	static const uint32_t after[] = {
+		0, TOFUTEX_RW_SHARED | 1 | WAITERS,
+	};
 	long page = sysconf(_SC_PAGESIZE);
-	uint32_t tid = test_gettid(), word = tid | WAITERS;
+	uint32_t word = _i ? TOFUTEX_RW_SHARED | 2 | WAITERS :
+			     test_gettid() | WAITERS;
 	struct tofutex_unlock *a;
 	int fd = dev_open();
 
@@ -659,8 +666,8 @@ START_TEST(test_unlock_writeback_fault_after_release)
 	ck_assert(a != MAP_FAILED);
 	a->uaddr = (uintptr_t)&word;
 	ck_assert_int_eq(mprotect(a, (size_t)page, PROT_READ), 0);
-	ck_assert_int_eq(raw_unlock_arg(fd, a), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
+	ck_assert_int_eq(raw_unlock_arg_cmd(fd, cmds[_i], a), 0);
+	ck_assert_uint_eq(word_load(&word), after[_i]);
 	munmap(a, (size_t)page);
 	close(fd);
 }
@@ -933,7 +940,8 @@ static Suite *lock_bounds_suite(void)
 	tcase_add_test(tc, test_deadline_ns_without_flag);
 	tcase_add_test(tc, test_unlock_keeps_owner_died);
 	tcase_add_test(tc, test_handoff_keeps_owner_died);
-	tcase_add_test(tc, test_unlock_writeback_fault_after_release);
+	tcase_add_loop_test(tc, test_unlock_writeback_fault_after_release,
+			    0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");

@@ -157,7 +157,7 @@ struct tofutex_lock {
  * when @woken cannot be written any more (it is then lost): never EFAULT
  * after it acted. A signal, also one that interrupts a fault-in, restarts
  * the call after its handler: never EINTR. TOFUTEX_IOC_RWUNLOCK keeps
- * this rule.
+ * both rules.
  */
 struct tofutex_unlock {
 	__aligned_u64 uaddr;
@@ -346,8 +346,8 @@ struct tofutex_requeue {
  * kernel hands it to a starving writer, or to every queued reader at once,
  * or releases it and wakes the first waiter. It returns 0, or -1 with
  * errno EPERM (the word is not held for writing by the caller nor for
- * reading), EINVAL, EFAULT or EBADFD; as TOFUTEX_IOC_UNLOCK, never EINTR.
- * Needs TOFUTEX_FEAT_RWLOCK.
+ * reading), EINVAL, EFAULT or EBADFD; as TOFUTEX_IOC_UNLOCK, never EFAULT
+ * once it released the word, and never EINTR. Needs TOFUTEX_FEAT_RWLOCK.
  */
 #define TOFUTEX_RW_COUNT_MASK	0x0fffffffU
 #define TOFUTEX_RW_HANDOFF	0x10000000U
