@@ -27,9 +27,10 @@
  * - unlock_writeback_fault_after_release: UNLOCK and RWUNLOCK whose
  *   argument cannot take "woken" any more still return 0 once they
  *   released the word, and released it once.
- * - fault_on_userfaultfd_page_*: LOCK on a word whose page is missing in
- *   a userfaultfd range, with nobody serving the fault, ends on an
- *   ordinary signal (EINTR) and at its deadline (ETIMEDOUT).
+ * - fault_on_userfaultfd_page_*: LOCK, RDLOCK and WRLOCK on a word whose
+ *   page is missing in a userfaultfd range, with nobody serving the
+ *   fault, end on an ordinary signal (EINTR) and at their deadline
+ *   (ETIMEDOUT).
  * - rwunlock_fault_signal_restarts: RWUNLOCK whose fault-in waits is not
  *   ended by a signal without SA_RESTART: it is restarted after the
  *   handler and releases the word once the page comes.
@@ -946,8 +947,8 @@ static Suite *lock_bounds_suite(void)
 
 	tc = tcase_create("faults");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
-	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 1);
-	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 1);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 3);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 3);
 	tcase_add_test(tc, test_rwunlock_fault_signal_restarts);
 	suite_add_tcase(s, tc);
 	return s;
