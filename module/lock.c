@@ -245,8 +245,10 @@ u64 tofutex_handoff_ns(void)
  * May sleep (faults in the page).
  *
  * Return: 1 when taken, 0 when owned by another task, -EAGAIN when the
- * word changed under the cmpxchg, -EDEADLK when owned by the caller, or an
- * error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
+ * word changed under the cmpxchg, -EDEADLK when owned by the caller,
+ * -EINVAL when it is a reader/writer lock held by readers (its "TID" is
+ * none: tofutex_word_reader_held()), or an error of the fault-in (-EFAULT,
+ * -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
 			    const struct tofutex_deadline *dl)
@@ -254,6 +256,8 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
 	u32 cur;
 	int ret;
 
+	if (tofutex_word_reader_held(*word))
+		return -EINVAL;
 	if (tofutex_tid(*word) == vpid)
 		return -EDEADLK;
 	if (tofutex_tid(*word))
@@ -709,7 +713,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
  * -EPERM (owned by another process's task), -ETIMEDOUT, -ERESTARTSYS,
- * -EFAULT, -EINVAL (a wait word), -ENOMEM.
+ * -EFAULT, -EINVAL (a wait word, or a reader/writer lock: one with a
+ * kernel state, or held by readers), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 			const struct tofutex_deadline *deadline, u32 flags,

@@ -130,9 +130,11 @@ struct tofutex_version {
  * TOFUTEX_OWNER_DIED when the status says so), or -1 with errno EDEADLK
  * (the caller already owns it), EPERM (the word holds the TID of a live
  * thread that is not of the caller's process: the word is not process
- * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL, EFAULT,
- * ENOMEM or EBADFD. A fault on a page that must be waited for (userfaultfd)
- * ends on a signal and at the deadline.
+ * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL (also: a
+ * word in use as another kind of word, such as a reader/writer lock that
+ * readers hold, whose TOFUTEX_RW_SHARED no TID reaches), EFAULT, ENOMEM or
+ * EBADFD. A fault on a page that must be waited for (userfaultfd) ends on
+ * a signal and at the deadline.
  */
 struct tofutex_lock {
 	__aligned_u64 uaddr;
@@ -269,7 +271,8 @@ struct tofutex_swap {
  * the lock over. Needs TOFUTEX_FEAT_REQUEUE.
  *
  * Returns 0, or -1 with errno EAGAIN, EINVAL (also: both words the same,
- * or a word in use as the other kind), EFAULT, ENOMEM or EBADFD. @woken
+ * a word in use as the other kind, or a @lock_uaddr that readers hold as
+ * a reader/writer lock), EFAULT, ENOMEM or EBADFD. @woken
  * and @requeued are written back also on failure once the arguments were
  * found valid. The call fails only before it woke or moved anyone; once
  * it did, it returns 0 (also when the write-back fails), and waiters it
