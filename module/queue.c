@@ -2,8 +2,9 @@
 /*
  * tofutex - what the lock and release paths of TO locks (lock.c,
  * unlock.c) and reader/writer locks (rwlock.c, rwunlock.c) share: the
- * wait of a queued lock waiter until it may compete, and the retry loop
- * of a release with its rule for signals.
+ * wait of a queued lock waiter until it may compete, the top waiter's
+ * loop around its queue's own pass, and the retry loop of a release with
+ * its rule for signals.
  *
  * Lifetimes and locking: nothing here outlives the call; the caller's
  * queue entry and the state it is queued on are the caller's (lock.h,
@@ -30,7 +31,7 @@
  *
  * Return: 0 when the caller may compete, -ERESTARTSYS or -ETIMEDOUT.
  */
-int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
+static int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
 {
 	int ret;
 
@@ -49,6 +50,61 @@ int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
+}
+
+/**
+ * tofutex_queue_compete() - the top waiter's loop
+ * @qw:  the wait
+ * @how: out: TOFUTEX_STATUS_* when the word is taken
+ *
+ * Every decision of a pass is re-checked by the cmpxchg that acts on it,
+ * so the word is simply read again after each pass. Every read, and so
+ * every fault-in of the word's page, ends at the deadline and on a
+ * signal. Before another pass the caller looks for a signal and its
+ * deadline and offers the CPU, so that a word that keeps changing cannot
+ * keep it in the kernel.
+ *
+ * Return: 1 when the caller holds the word, else a negative error.
+ */
+static int tofutex_queue_compete(const struct tofutex_queue_wait *qw,
+				 u32 *how)
+{
+	u32 word;
+	int ret;
+
+	for (;;) {
+		ret = tofutex_word_read_until(qw->uaddr, &word, qw->deadline);
+		if (ret)
+			return ret;
+		ret = qw->compete(qw->arg, word, how);
+		if (ret)
+			return ret;
+		ret = tofutex_deadline_interrupted(qw->deadline);
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+}
+
+/**
+ * tofutex_queue_wait_and_compete() - a queued lock call, from the queue
+ * to the word
+ * @qw:  the wait
+ * @how: out: TOFUTEX_STATUS_* when the word is taken
+ *
+ * LOCK's, RDLOCK's and WRLOCK's path between queuing and leaving the
+ * queue: wait until top waiter, then compete until the word is the
+ * caller's or the call ends.
+ *
+ * Return: 1 when the caller holds the word, else a negative error
+ * (-ERESTARTSYS, -ETIMEDOUT, or one of @qw->compete or of the fault-in).
+ */
+int tofutex_queue_wait_and_compete(const struct tofutex_queue_wait *qw,
+				   u32 *how)
+{
+	int ret = tofutex_queue_wait_for_top(qw);
+
+	return ret ? ret : tofutex_queue_compete(qw, how);
 }
 
 /*

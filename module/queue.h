@@ -20,23 +20,31 @@
 /* queue.c */
 
 /**
- * struct tofutex_queue_wait - a queued waiter's wait to become top waiter
+ * struct tofutex_queue_wait - a queued waiter's wait to become top
+ * waiter, and its loop as top waiter
  * @table:    the caller's process table, for the statistics
- * @deadline: when the call gives up
+ * @uaddr:    the word
+ * @deadline: when the call gives up; it also bounds every fault-in
  * @sleeps:   the call's sleep count, counted up per sleep
  * @is_top:   whether the caller may compete now (or need not: it was
  *            given the lock); takes state->lock itself
- * @arg:      the argument of @is_top
+ * @compete:  one pass of the top waiter on the word as just read: 1 when
+ *            the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
+ *            to look again, else a negative error
+ * @arg:      the argument of @is_top and @compete
  */
 struct tofutex_queue_wait {
 	struct tofutex_table *table;
+	u32 __user *uaddr;
 	const struct tofutex_deadline *deadline;
 	unsigned int *sleeps;
 	bool (*is_top)(void *arg);
+	int (*compete)(void *arg, u32 word, u32 *how);
 	void *arg;
 };
 
-int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw);
+int tofutex_queue_wait_and_compete(const struct tofutex_queue_wait *qw,
+				   u32 *how);
 
 /**
  * typedef tofutex_release_pass_t - one attempt of a release

@@ -473,33 +473,23 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 }
 
 /**
- * tofutex_rw_compete() - the top waiter's loop
- * @c:   the call
- * @how: out: TOFUTEX_STATUS_* when taken
+ * tofutex_rw_compete() - one pass of the top waiter's loop (queue.c)
+ * @arg:  the call, a struct tofutex_rw_call
+ * @word: the word as just read
+ * @how:  out: TOFUTEX_STATUS_* when taken
  *
- * Return: 1 when the caller holds the word, else a negative error.
+ * Return: 1 when the caller holds the word, 0 to look again, else a
+ * negative error.
  */
-static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
+static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 {
-	u32 word;
-	int ret;
+	struct tofutex_rw_call *c = arg;
 
-	for (;;) {
-		if (tofutex_rw_granted(c)) {
-			*how = TOFUTEX_STATUS_HANDOFF;
-			return 1;
-		}
-		ret = tofutex_word_read_until(c->uaddr, &word, &c->deadline);
-		if (ret)
-			return ret;
-		ret = tofutex_rw_compete_once(c, word, how);
-		if (ret)
-			return ret;
-		ret = tofutex_rw_interrupted(c);
-		if (ret)
-			return ret;
-		cond_resched();
+	if (tofutex_rw_granted(c)) {
+		*how = TOFUTEX_STATUS_HANDOFF;
+		return 1;
 	}
+	return tofutex_rw_compete_once(c, word, how);
 }
 
 /* Is the call @arg top waiter, or was it given the lock? */
@@ -513,28 +503,6 @@ static bool tofutex_rw_is_top(void *arg)
 	top = c->waiter.granted || tofutex_rw_first(state) == &c->waiter;
 	spin_unlock(&state->lock);
 	return top;
-}
-
-/**
- * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
- * @c: the call
- *
- * Both a promotion and a grant wake the caller after state->lock is
- * dropped (queue.c explains why none is lost).
- *
- * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
- */
-static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
-{
-	const struct tofutex_queue_wait qw = {
-		.table = c->table,
-		.deadline = &c->deadline,
-		.sleeps = &c->sleeps,
-		.is_top = tofutex_rw_is_top,
-		.arg = c,
-	};
-
-	return tofutex_queue_wait_for_top(&qw);
 }
 
 static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
@@ -587,10 +555,24 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
  * @c:   the call
  * @how: out: TOFUTEX_STATUS_* when taken
  *
+ * The wait until top waiter (or given the lock) and the top waiter's loop
+ * are queue.c's, shared with LOCK. Both a promotion and a grant wake the
+ * caller after state->lock is dropped (queue.c explains why none is
+ * lost).
+ *
  * Return: 0 when the caller holds the word, else a negative error.
  */
 static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 {
+	const struct tofutex_queue_wait qw = {
+		.table = c->table,
+		.uaddr = c->uaddr,
+		.deadline = &c->deadline,
+		.sleeps = &c->sleeps,
+		.is_top = tofutex_rw_is_top,
+		.compete = tofutex_rw_compete,
+		.arg = c,
+	};
 	int ret;
 
 	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
@@ -599,9 +581,7 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 		return PTR_ERR(c->state);
 
 	tofutex_rw_enqueue(c);
-	ret = tofutex_rw_wait_for_top(c);
-	if (!ret)
-		ret = tofutex_rw_compete(c, how);
+	ret = tofutex_queue_wait_and_compete(&qw, how);
 	if (tofutex_rw_granted(c))
 		tofutex_debug_window_now(TOFUTEX_WINDOW_RW_GRANTED, c->uaddr);
 	ret = tofutex_rw_dequeue(c, ret, how);
