@@ -702,6 +702,8 @@ START_TEST(test_rw_deadline)
 		for (k = 0; k < 2; k++) {
 			/* A reader waits on our write lock, a writer on readers. */
 			word = k ? tid : SHARED | 1;
+			/* Before the deadline's clock is read: never later. */
+			start = now_ns();
 			clock_gettime(clocks[c], &ts);
 			t = (struct timed) {
 				.fd = fd, .word = &word,
@@ -713,7 +715,6 @@ START_TEST(test_rw_deadline)
 					    (uint64_t)ts.tv_nsec +
 					    30 * NSEC_PER_MSEC,
 			};
-			start = now_ns();
 			ck_assert_int_eq(pthread_create(&th, NULL, timed_main,
 							&t), 0);
 			ck_assert(join_within(th, NULL, TEST_WAIT_NS));
