@@ -676,60 +676,114 @@ END_TEST
 
 /* ---- fault_on_userfaultfd_page_* ---- */
 
+/*
+ * A page in a userfaultfd range. MISSING mode: anonymous memory that is
+ * not there until served (zeros). MINOR mode: a memfd page whose content
+ * is in the page cache already, so that the word holds a value, but
+ * which this mapping maps only when served (UFFDIO_CONTINUE): every
+ * access to the word faults and waits until then.
+ */
 struct uffd_page {
 	int uffd;
+	int memfd;		/* -1 in MISSING mode */
 	uint32_t *page;
 	size_t size;
 };
 
-static void uffd_page_setup(struct uffd_page *u)
+/* Register @u->page, mapped already, with a new userfaultfd. */
+static void uffd_page_register(struct uffd_page *u, uint64_t features,
+			       uint64_t mode)
 {
-	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
 	struct uffdio_register reg;
 
-	u->size = (size_t)sysconf(_SC_PAGESIZE);
 	u->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	ck_assert_msg(u->uffd >= 0,
 		      "userfaultfd: %s (needs CONFIG_USERFAULTFD; root)",
 		      strerror(errno));
-	ck_assert_int_eq(ioctl(u->uffd, UFFDIO_API, &api), 0);
-	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(u->page != MAP_FAILED);
+	ck_assert_msg(ioctl(u->uffd, UFFDIO_API, &api) == 0,
+		      "UFFDIO_API, features 0x%llx: %s",
+		      (unsigned long long)features, strerror(errno));
 	memset(&reg, 0, sizeof(reg));
 	reg.range.start = (uintptr_t)u->page;
 	reg.range.len = u->size;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	reg.mode = mode;
 	ck_assert_int_eq(ioctl(u->uffd, UFFDIO_REGISTER, &reg), 0);
 }
 
-/* Wait for a fault on @uffd's range to be reported: its call waits now. */
-static void uffd_await_fault(int uffd)
+/* A missing page. */
+static void uffd_page_setup(struct uffd_page *u)
 {
-	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	u->size = (size_t)sysconf(_SC_PAGESIZE);
+	u->memfd = -1;
+	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(u->page != MAP_FAILED);
+	uffd_page_register(u, 0, UFFDIO_REGISTER_MODE_MISSING);
+}
+
+/* A page whose word holds @value, yet faults on every access. */
+static void uffd_minor_setup(struct uffd_page *u, uint32_t value)
+{
+	uint32_t *fill;
+
+	u->size = (size_t)sysconf(_SC_PAGESIZE);
+	u->memfd = memfd_create("tofutex-minor", MFD_CLOEXEC);
+	ck_assert(u->memfd >= 0);
+	ck_assert_int_eq(ftruncate(u->memfd, (off_t)u->size), 0);
+	fill = mmap(NULL, u->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    u->memfd, 0);
+	ck_assert(fill != MAP_FAILED);
+	*fill = value;
+	munmap(fill, u->size);
+	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       u->memfd, 0);
+	ck_assert(u->page != MAP_FAILED);
+	uffd_page_register(u, UFFD_FEATURE_MINOR_SHMEM,
+			   UFFDIO_REGISTER_MODE_MINOR);
+}
+
+/* Wait for a fault on @u's range to be reported: its call waits now. */
+static void uffd_page_await_fault(struct uffd_page *u)
+{
+	struct pollfd pfd = { .fd = u->uffd, .events = POLLIN };
 	struct uffd_msg msg;
 
 	ck_assert_msg(poll(&pfd, 1, (int)(TEST_WAIT_NS / NSEC_PER_MSEC)) == 1,
 		      "no fault on the userfaultfd page");
-	ck_assert_int_eq(read(uffd, &msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	ck_assert_int_eq(read(u->uffd, &msg, sizeof(msg)),
+			 (ssize_t)sizeof(msg));
 	ck_assert_uint_eq(msg.event, UFFD_EVENT_PAGEFAULT);
 }
 
-/* Provide the page (zeros), so that a waiting fault ends. */
+/*
+ * Provide the page (zeros), or map the one that is there already: a
+ * waiting fault ends.
+ */
 static void uffd_page_serve(struct uffd_page *u)
 {
 	struct uffdio_zeropage zp;
+	struct uffdio_continue c;
 
-	memset(&zp, 0, sizeof(zp));
-	zp.range.start = (uintptr_t)u->page;
-	zp.range.len = u->size;
-	ioctl(u->uffd, UFFDIO_ZEROPAGE, &zp);
+	if (u->memfd < 0) {
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)u->page;
+		zp.range.len = u->size;
+		ioctl(u->uffd, UFFDIO_ZEROPAGE, &zp);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.range.start = (uintptr_t)u->page;
+	c.range.len = u->size;
+	ioctl(u->uffd, UFFDIO_CONTINUE, &c);
 }
 
 static void uffd_page_teardown(struct uffd_page *u)
 {
 	close(u->uffd);
 	munmap(u->page, u->size);
+	if (u->memfd >= 0)
+		close(u->memfd);
 }
 
 /* One call on a word in a userfaultfd range, in a thread of its own. */
@@ -785,7 +839,7 @@ static int uffd_lock(int i, uint64_t deadline, bool signal)
 	install_sigusr1(false);
 	uffd_page_setup(&u);
 	uffd_locker_start(&l, lock_cmds[i], u.page, deadline);
-	uffd_await_fault(u.uffd);
+	uffd_page_await_fault(&u);
 	if (signal)
 		ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
 	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
@@ -823,69 +877,6 @@ END_TEST
 /* ---- rwunlock_fault_signal_restarts ---- */
 
 /*
- * A word whose page is in a memfd's page cache but mapped, through a
- * userfaultfd MINOR-mode range, only when UFFDIO_CONTINUE says so: the
- * word holds a value, yet every access to it faults and waits.
- */
-struct uffd_minor {
-	int uffd, memfd;
-	uint32_t *page;
-	size_t size;
-};
-
-static void uffd_minor_setup(struct uffd_minor *m, uint32_t value)
-{
-	struct uffdio_api api = {
-		.api = UFFD_API,
-		.features = UFFD_FEATURE_MINOR_SHMEM,
-	};
-	struct uffdio_register reg;
-	uint32_t *fill;
-
-	m->size = (size_t)sysconf(_SC_PAGESIZE);
-	m->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	ck_assert_msg(m->uffd >= 0,
-		      "userfaultfd: %s (needs CONFIG_USERFAULTFD; root)",
-		      strerror(errno));
-	ck_assert_msg(ioctl(m->uffd, UFFDIO_API, &api) == 0,
-		      "UFFDIO_API with MINOR_SHMEM: %s", strerror(errno));
-	m->memfd = memfd_create("tofutex-minor", MFD_CLOEXEC);
-	ck_assert(m->memfd >= 0);
-	ck_assert_int_eq(ftruncate(m->memfd, (off_t)m->size), 0);
-	fill = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    m->memfd, 0);
-	ck_assert(fill != MAP_FAILED);
-	*fill = value;
-	munmap(fill, m->size);
-	m->page = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       m->memfd, 0);
-	ck_assert(m->page != MAP_FAILED);
-	memset(&reg, 0, sizeof(reg));
-	reg.range.start = (uintptr_t)m->page;
-	reg.range.len = m->size;
-	reg.mode = UFFDIO_REGISTER_MODE_MINOR;
-	ck_assert_int_eq(ioctl(m->uffd, UFFDIO_REGISTER, &reg), 0);
-}
-
-/* Map the page that is there already, so that waiting faults end. */
-static void uffd_minor_serve(struct uffd_minor *m)
-{
-	struct uffdio_continue c;
-
-	memset(&c, 0, sizeof(c));
-	c.range.start = (uintptr_t)m->page;
-	c.range.len = m->size;
-	ioctl(m->uffd, UFFDIO_CONTINUE, &c);
-}
-
-static void uffd_minor_teardown(struct uffd_minor *m)
-{
-	close(m->uffd);
-	munmap(m->page, m->size);
-	close(m->memfd);
-}
-
-/*
  * RWUNLOCK of the last read lock whose fault-in waits and is interrupted
  * by a signal without SA_RESTART: a release is restarted, never given up
  * with EINTR, so the call is still in the kernel after the handler ran,
@@ -894,7 +885,7 @@ static void uffd_minor_teardown(struct uffd_minor *m)
 START_TEST(test_rwunlock_fault_signal_restarts)
 {
 	const uint32_t held = TOFUTEX_RW_SHARED | 1 | WAITERS;
-	struct uffd_minor m;
+	struct uffd_page m;
 	struct uffd_locker l;
 	bool ended;
 	int r;
@@ -902,24 +893,20 @@ START_TEST(test_rwunlock_fault_signal_restarts)
 	install_sigusr1(false);
 	uffd_minor_setup(&m, held);
 	uffd_locker_start(&l, TOFUTEX_IOC_RWUNLOCK, m.page, 0);
-	uffd_await_fault(m.uffd);
+	uffd_page_await_fault(&m);
 	ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
 	sleep_ns(NEAR_NS);
 	r = atomic_load(&l.result);
 	ck_assert_int_ge(atomic_load(&sig_count), 1);
-	uffd_minor_serve(&m);
+	/* Mapped for good: the restarted call's fault ends, or never comes. */
+	uffd_page_serve(&m);
 	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
-	if (!ended) {
-		/* Its restart faulted after the serve: serve again. */
-		uffd_minor_serve(&m);
-		ended = join_within(l.thread, NULL, TEST_WAIT_NS);
-	}
 	ck_assert_msg(r == -1, "RWUNLOCK returned %d (%s) after the signal",
 		      r, r > 0 ? strerror(r) : "");
 	ck_assert(ended);
 	ck_assert_int_eq(atomic_load(&l.result), 0);
 	ck_assert_uint_eq(word_load(m.page), 0);
-	uffd_minor_teardown(&m);
+	uffd_page_teardown(&m);
 	close(l.fd);
 }
 END_TEST
