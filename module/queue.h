@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tofutex - what the queues of TO locks (lock.h) and reader/writer locks
- * (rwlock.h) share: the wait of a queued waiter until it may compete and
- * the retry loop of a release (queue.c); the struct tofutex_lock argument
- * and status of LOCK, RDLOCK and WRLOCK, and the struct tofutex_unlock
- * argument of UNLOCK and RWUNLOCK (lockarg.c).
+ * (rwlock.h) share: the wait of a queued waiter until it may compete, the
+ * top waiter's loop, and the retry loop of a release (queue.c); the
+ * struct tofutex_lock argument and status of LOCK, RDLOCK and WRLOCK, and
+ * the struct tofutex_unlock argument of UNLOCK and RWUNLOCK (lockarg.c).
  *
  * Locking and lifetimes: each queue's own header says what state->lock
  * protects; the helpers here take state->lock only through the caller's
