@@ -245,8 +245,10 @@ u64 tofutex_handoff_ns(void)
  * May sleep (faults in the page).
  *
  * Return: 1 when taken, 0 when owned by another task, -EAGAIN when the
- * word changed under the cmpxchg, -EDEADLK when owned by the caller, or an
- * error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
+ * word changed under the cmpxchg, -EDEADLK when owned by the caller,
+ * -EINVAL when it is a reader/writer lock held by readers (its "TID" is
+ * none: tofutex_word_reader_held()), or an error of the fault-in (-EFAULT,
+ * -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
 			    const struct tofutex_deadline *dl)
@@ -254,6 +256,8 @@ static int tofutex_try_take(u32 __user *uaddr, u32 vpid, u32 keep, u32 *word,
 	u32 cur;
 	int ret;
 
+	if (tofutex_word_reader_held(*word))
+		return -EINVAL;
 	if (tofutex_tid(*word) == vpid)
 		return -EDEADLK;
 	if (tofutex_tid(*word))
@@ -429,28 +433,6 @@ static bool tofutex_is_top(void *arg)
 }
 
 /**
- * tofutex_wait_for_top() - sleep until the caller is the top waiter
- * @lk: the LOCK call
- *
- * tofutex_dequeue() promotes the next waiter under state->lock and wakes
- * it after dropping the lock (queue.c explains why none is lost).
- *
- * Return: 0 when top waiter, -ERESTARTSYS or -ETIMEDOUT.
- */
-static int tofutex_wait_for_top(struct tofutex_locker *lk)
-{
-	const struct tofutex_queue_wait qw = {
-		.table = lk->table,
-		.deadline = &lk->deadline,
-		.sleeps = &lk->sleeps,
-		.is_top = tofutex_is_top,
-		.arg = lk,
-	};
-
-	return tofutex_queue_wait_for_top(&qw);
-}
-
-/**
  * tofutex_block() - set WAITERS and sleep until an unlock wakes the caller
  * @lk:    the LOCK call
  * @owner: the owner named by @word (reference held)
@@ -593,40 +575,25 @@ static int tofutex_compete_once(struct tofutex_locker *lk, u32 word,
 }
 
 /**
- * tofutex_compete() - the top waiter's loop
- * @lk:  the LOCK call
- * @how: out: TOFUTEX_STATUS_* when the lock is taken
+ * tofutex_compete() - one pass of the top waiter's loop (queue.c)
+ * @arg:  the LOCK call, a struct tofutex_locker
+ * @word: the word as just read
+ * @how:  out: TOFUTEX_STATUS_* when the lock is taken
  *
- * Every decision is re-checked by the cmpxchg that acts on it, so the word
- * is simply read again after each pass. Before another pass the caller
- * looks for a signal and its deadline and offers the CPU, so that a word
- * that keeps changing cannot keep it in the kernel.
- *
- * Return: 1 when the caller owns the lock, else a negative error.
+ * Return: 1 when the caller owns the lock, 0 to look at the word again,
+ * else a negative error.
  */
-static int tofutex_compete(struct tofutex_locker *lk, u32 *how)
+static int tofutex_compete(void *arg, u32 word, u32 *how)
 {
-	u32 word;
-	int ret;
+	struct tofutex_locker *lk = arg;
 
-	for (;;) {
-		ret = tofutex_word_read_until(lk->uaddr, &word, &lk->deadline);
-		if (ret)
-			return ret;
-		/* Only a hand-off writes the caller's TID for it. */
-		if (tofutex_tid(word) == lk->waiter.vpid) {
-			*how = tofutex_taken_how(word, TOFUTEX_STATUS_HANDOFF);
-			return 1;
-		}
-		tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->uaddr, word);
-		ret = tofutex_compete_once(lk, word, how);
-		if (ret)
-			return ret;
-		ret = tofutex_sleep_interrupted(lk);
-		if (ret)
-			return ret;
-		cond_resched();
+	/* Only a hand-off writes the caller's TID for it. */
+	if (tofutex_tid(word) == lk->waiter.vpid) {
+		*how = tofutex_taken_how(word, TOFUTEX_STATUS_HANDOFF);
+		return 1;
 	}
+	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->uaddr, word);
+	return tofutex_compete_once(lk, word, how);
 }
 
 /**
@@ -677,10 +644,24 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
  * @lk:  the LOCK call, with @table, @uaddr, @deadline and @waiter.vpid set
  * @how: out: TOFUTEX_STATUS_* when taken
  *
+ * The wait until top waiter and the top waiter's loop are queue.c's,
+ * shared with RDLOCK and WRLOCK; tofutex_dequeue() promotes the next
+ * waiter under state->lock and wakes it after dropping the lock (queue.c
+ * explains why none is lost).
+ *
  * Return: 0 when the caller owns the lock, else a negative error.
  */
 static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 {
+	const struct tofutex_queue_wait qw = {
+		.table = lk->table,
+		.uaddr = lk->uaddr,
+		.deadline = &lk->deadline,
+		.sleeps = &lk->sleeps,
+		.is_top = tofutex_is_top,
+		.compete = tofutex_compete,
+		.arg = lk,
+	};
 	int ret;
 
 	lk->state = tofutex_state_get(lk->table, lk->uaddr,
@@ -689,9 +670,7 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 		return PTR_ERR(lk->state);
 
 	tofutex_enqueue(lk);
-	ret = tofutex_wait_for_top(lk);
-	if (!ret)
-		ret = tofutex_compete(lk, how);
+	ret = tofutex_queue_wait_and_compete(&qw, how);
 	ret = tofutex_dequeue(lk, ret, how);
 	if (ret > 0)
 		tofutex_requeue_rearm(lk->state, lk->uaddr);
@@ -709,7 +688,8 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
  *
  * Return: 0 when the caller owns the lock, -EDEADLK when it already did,
  * -EPERM (owned by another process's task), -ETIMEDOUT, -ERESTARTSYS,
- * -EFAULT, -EINVAL (a wait word), -ENOMEM.
+ * -EFAULT, -EINVAL (a wait word, or a reader/writer lock: one with a
+ * kernel state, or held by readers), -ENOMEM.
  */
 static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 			const struct tofutex_deadline *deadline, u32 flags,

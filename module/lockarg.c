@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tofutex - the struct tofutex_lock argument of TOFUTEX_IOC_LOCK (lock.c),
- * RDLOCK and WRLOCK (rwlock.c): reading and checking it, and writing the
- * status back.
+ * tofutex - the arguments of the lock calls: struct tofutex_lock of
+ * TOFUTEX_IOC_LOCK (lock.c), RDLOCK and WRLOCK (rwlock.c), read and
+ * checked, and its status written back; struct tofutex_unlock of
+ * TOFUTEX_IOC_UNLOCK (unlock.c) and RWUNLOCK (rwunlock.c), the whole
+ * ioctl around the release.
  *
- * The status is written once before locking, so that an argument that
- * cannot take it fails before anything is locked. Once the word is taken
- * the call succeeds: if the argument was unmapped or made read-only
- * meanwhile, the status is lost, but the caller owns the lock and must
- * know it (a lock word itself still shows OWNER_DIED).
+ * The rule of both: a write-back after the action never turns success
+ * into an error. The lock status is written once before locking, so that
+ * an argument that cannot take it fails before anything is locked. Once
+ * the word is taken the call succeeds: if the argument was unmapped or
+ * made read-only meanwhile, the status is lost, but the caller owns the
+ * lock and must know it (a lock word itself still shows OWNER_DIED).
+ * Once a release acted, likewise, a lost "woken" is only lost: an error
+ * would tell the caller that nothing happened, and its retry would
+ * release a lock that may belong to somebody else by then.
  *
  * Lifetimes and locking: nothing here outlives the call or takes a lock.
  */
@@ -80,4 +86,40 @@ void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
 	} else if (ret == -ETIMEDOUT) {
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
 	}
+}
+
+/**
+ * tofutex_unlock_call() - TOFUTEX_IOC_UNLOCK and TOFUTEX_IOC_RWUNLOCK
+ * @table:   the caller's process table
+ * @argp:    user pointer to struct tofutex_unlock
+ * @release: the call's action
+ *
+ * Reads and checks the argument, runs @release and writes @woken back
+ * when it succeeded; a write-back that fails then is ignored (see the
+ * file's head).
+ *
+ * Return: 0, -EFAULT or -EINVAL for the argument, or @release's error.
+ */
+long tofutex_unlock_call(struct tofutex_table *table,
+			 struct tofutex_unlock __user *argp,
+			 tofutex_release_t release)
+{
+	struct tofutex_unlock arg;
+	u32 __user *uaddr;
+	u32 woken;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (ret)
+		return ret;
+
+	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
+	ret = release(table, uaddr, &woken);
+	if (!ret && put_user(woken, &argp->woken))
+		pr_debug("tofutex: unlock woken lost: argument not writable\n");
+	return ret;
 }

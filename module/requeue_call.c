@@ -94,8 +94,13 @@ struct tofutex_requeue_call {
  * UNLOCK that found no state (see requeue.c, "WAITERS on the lock
  * word"). One attempt, as in tofutex_word_set_waiters().
  *
+ * A reader/writer lock held by readers has no owner to queue behind, and
+ * its RWUNLOCK would find the moved waiters' TO lock state: it is refused,
+ * with or without a kernel state of its own.
+ *
  * Return: 1 when the word has an owner and now has WAITERS, 0 when it has
- * no owner, -EBUSY when it changed under the cmpxchg, -EFAULT.
+ * no owner, -EBUSY when it changed under the cmpxchg, -EINVAL when it is
+ * held by readers, -EFAULT.
  */
 static int tofutex_requeue_arm(u32 __user *uaddr)
 {
@@ -103,6 +108,8 @@ static int tofutex_requeue_arm(u32 __user *uaddr)
 
 	if (tofutex_word_read_inatomic(uaddr, &word))
 		return -EFAULT;
+	if (tofutex_word_reader_held(word))
+		return -EINVAL;
 	if (!(word & TOFUTEX_TID_MASK))
 		return 0;
 	tofutex_debug_window(TOFUTEX_WINDOW_REQUEUE_ARM, uaddr, word);
@@ -177,7 +184,8 @@ static int tofutex_requeue_check(struct tofutex_requeue_call *rc)
  * cmpxchg, leaves the step undone and retryable.
  *
  * Return: 1 when another step is needed, 0 when done, -EAGAIN, -EBUSY
- * (the lock word changed: retry), -EFAULT (with @rc->fault_uaddr set).
+ * (the lock word changed: retry), -EINVAL (the lock word is held by
+ * readers), -EFAULT (with @rc->fault_uaddr set).
  */
 static int tofutex_requeue_locked(struct tofutex_requeue_call *rc, bool first)
 {
@@ -254,14 +262,15 @@ static bool tofutex_requeue_acted(const struct tofutex_requeue_call *rc)
 /**
  * tofutex_requeue_retry() - deal with a step that did nothing
  * @rc:  the call
- * @ret: the step's -EFAULT or -EBUSY
+ * @ret: the step's -EFAULT, -EBUSY or -EINVAL
  *
  * A fault is faulted in; a lock word that changed under the cmpxchg is
  * retried, unless a signal is pending. Before anything was done, the call
- * then restarts after the handler (nothing is repeated); after, or when
- * the lock word cannot be written any more, the waiters still to be moved
- * are woken instead: a spurious wake-up, which every waiter tolerates,
- * and the call still reports what it did.
+ * then restarts after the handler (nothing is repeated), or fails with
+ * -EINVAL when the lock word turned out to be held by readers; after, or
+ * when the lock word cannot be written any more, the waiters still to be
+ * moved are woken instead: a spurious wake-up, which every waiter
+ * tolerates, and the call still reports what it did.
  *
  * Return: 0 to take the next step, or the call's error.
  */
@@ -269,10 +278,8 @@ static int tofutex_requeue_retry(struct tofutex_requeue_call *rc, int ret)
 {
 	if (ret == -EFAULT)
 		ret = tofutex_word_fault_in(rc->fault_uaddr, rc->fault_write);
-	else if (signal_pending(current))
-		ret = -ERESTARTNOINTR;
-	else
-		ret = 0;
+	else if (ret == -EBUSY)
+		ret = signal_pending(current) ? -ERESTARTNOINTR : 0;
 	if (!ret || !tofutex_requeue_acted(rc))
 		return ret;
 	rc->wake_instead = true;
@@ -288,8 +295,8 @@ static int tofutex_requeue_retry(struct tofutex_requeue_call *rc, int ret)
  * CPU is offered and a fatal signal ends the call: waiters that keep
  * queuing again cannot keep the caller in the kernel.
  *
- * Return: 0, -EAGAIN, -EFAULT, -ERESTARTNOINTR or -EINTR when nothing was
- * done yet; 0 once something was.
+ * Return: 0, -EAGAIN, -EFAULT, -EINVAL, -ERESTARTNOINTR or -EINTR when
+ * nothing was done yet; 0 once something was.
  */
 static int tofutex_requeue_run(struct tofutex_requeue_call *rc)
 {
@@ -298,7 +305,7 @@ static int tofutex_requeue_run(struct tofutex_requeue_call *rc)
 
 	for (;;) {
 		ret = tofutex_requeue_step(rc, first);
-		if (ret == -EFAULT || ret == -EBUSY) {
+		if (ret == -EFAULT || ret == -EBUSY || ret == -EINVAL) {
 			ret = tofutex_requeue_retry(rc, ret);
 			if (ret)
 				return ret;
@@ -322,7 +329,7 @@ static int tofutex_requeue_run(struct tofutex_requeue_call *rc)
  * checked. The lock's state is created only when waiters may be moved.
  *
  * Return: 0, -EAGAIN, -EFAULT, -ENOMEM, or -EINVAL when a word is in use
- * as the other kind.
+ * as the other kind (the lock word also when readers hold it).
  */
 static int tofutex_requeue(struct tofutex_requeue_call *rc)
 {

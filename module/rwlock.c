@@ -82,7 +82,10 @@
  * a signal and the deadline and offers the CPU on each pass, and its spins
  * end on need_resched() or a signal. Sleeps are TASK_INTERRUPTIBLE; a
  * signal ends RDLOCK and WRLOCK with -ERESTARTSYS (the deadline is
- * absolute, so a restart does not extend it).
+ * absolute, so a restart does not extend it). A fault-in of the word's
+ * page that must wait (userfaultfd) ends the same way, and at the
+ * deadline, as LOCK's does (uaccess.c): every user access here that may
+ * fault passes c->deadline.
  */
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -123,6 +126,7 @@ struct tofutex_rw_call {
  * @vpid:  the caller's TID
  * @write: for writing
  * @word:  in: the value last read; out: the value found
+ * @dl:    the caller's deadline, bounding a fault-in
  *
  * WAITERS is kept, since a sleeper may rely on it. A reader does not join
  * a word with RW_HANDOFF: a writer starves, and the reader queues.
@@ -131,10 +135,11 @@ struct tofutex_rw_call {
  *
  * Return: 1 when taken, 0 when held in a way that excludes the caller,
  * TOFUTEX_RW_CHANGED, -EDEADLK (the caller holds it for writing), -EAGAIN
- * (the reader count is full), -EINVAL (bit 30 set), -EFAULT, -EINTR.
+ * (the reader count is full), -EINVAL (bit 30 set), or an error of the
+ * fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
-			   u32 *word)
+			   u32 *word, const struct tofutex_deadline *dl)
 {
 	u32 w = *word, newval, cur;
 	int ret;
@@ -155,7 +160,7 @@ static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
 	else
 		newval = TOFUTEX_RW_SHARED | (tofutex_rw_readers(w) + 1) |
 			 (w & TOFUTEX_WAITERS);
-	ret = tofutex_word_cmpxchg(uaddr, &cur, w, newval);
+	ret = tofutex_word_cmpxchg_until(uaddr, &cur, w, newval, dl);
 	if (ret)
 		return ret;
 	*word = cur;
@@ -219,7 +224,8 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 					    word | TOFUTEX_WAITERS);
 	if (ret || cur != word) {
 		__set_current_state(TASK_RUNNING);
-		return ret ? tofutex_word_fault_in(c->uaddr, true) : 0;
+		return ret ? tofutex_word_fault_in_until(c->uaddr, true,
+							 &c->deadline) : 0;
 	}
 	ret = tofutex_rw_interrupted(c);
 	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
@@ -248,7 +254,8 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
  * holds no lock.
  *
  * Return: 0 when the word is to be looked at again, 1 when the caller
- * should sleep, -EFAULT, -EINTR.
+ * should sleep, or an error of the fault-in (-EFAULT, -EINTR,
+ * -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_rw_spin(struct tofutex_rw_call *c,
 			   struct task_struct *owner, u32 *word)
@@ -262,7 +269,7 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
 		starve_at = tofutex_rw_starve_at(c);
 	tofutex_count(c->table, TOFUTEX_CNT_SPINS);
 	for (;;) {
-		ret = tofutex_word_read(c->uaddr, word);
+		ret = tofutex_word_read_until(c->uaddr, word, &c->deadline);
 		if (ret)
 			return ret;
 		now = ktime_get_ns();
@@ -301,14 +308,16 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 		return PTR_ERR(owner);
 	if (!owner) {
 		/* The exact value judged dead, or nothing. */
-		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word, 0);
+		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word, 0,
+						 &c->deadline);
 		if (!ret && cur == word)
 			c->owner_died = true;
 		return ret;
 	}
 	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
-					   word | TOFUTEX_WAITERS);
+		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
+						 word | TOFUTEX_WAITERS,
+						 &c->deadline);
 		if (ret || cur != word)
 			goto out;
 		word |= TOFUTEX_WAITERS;
@@ -335,7 +344,8 @@ out:
  * within the spin budget and until the caller must reschedule or has a
  * signal; then the caller's loop looks again.
  *
- * Return: 0, -EFAULT, -EINTR.
+ * Return: 0, or an error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS,
+ * -ETIMEDOUT).
  */
 static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 {
@@ -345,7 +355,8 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 	int ret;
 
 	while (tofutex_rw_readers(*word) && (*word & bits) != bits) {
-		ret = tofutex_word_cmpxchg(c->uaddr, &cur, *word, *word | bits);
+		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, *word,
+						 *word | bits, &c->deadline);
 		if (ret)
 			return ret;
 		if (cur == *word) {
@@ -399,7 +410,7 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
  * @word: the word as last read, not writer-owned
  *
  * Return: 1 when the caller holds the word, 0 to look again, -EAGAIN,
- * -EFAULT, -EINTR.
+ * or an error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
@@ -419,7 +430,7 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 		tofutex_rw_wake_granted(state);
 	tofutex_wake_task(top);
 	if (ret == -EFAULT)
-		return tofutex_word_fault_in(c->uaddr, true);
+		return tofutex_word_fault_in_until(c->uaddr, true, &c->deadline);
 	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
 }
 
@@ -448,8 +459,8 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 		ret = tofutex_rw_take_readers(c, word);
 	} else if (tofutex_rw_free(word)) {
 		/* The top waiter leaves: WAITERS and RW_HANDOFF go. */
-		ret = tofutex_word_cmpxchg(c->uaddr, &cur, word,
-					   c->waiter.vpid);
+		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
+						 c->waiter.vpid, &c->deadline);
 		if (!ret)
 			ret = cur == word;
 	} else {
@@ -462,33 +473,23 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 }
 
 /**
- * tofutex_rw_compete() - the top waiter's loop
- * @c:   the call
- * @how: out: TOFUTEX_STATUS_* when taken
+ * tofutex_rw_compete() - one pass of the top waiter's loop (queue.c)
+ * @arg:  the call, a struct tofutex_rw_call
+ * @word: the word as just read
+ * @how:  out: TOFUTEX_STATUS_* when taken
  *
- * Return: 1 when the caller holds the word, else a negative error.
+ * Return: 1 when the caller holds the word, 0 to look again, else a
+ * negative error.
  */
-static int tofutex_rw_compete(struct tofutex_rw_call *c, u32 *how)
+static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 {
-	u32 word;
-	int ret;
+	struct tofutex_rw_call *c = arg;
 
-	for (;;) {
-		if (tofutex_rw_granted(c)) {
-			*how = TOFUTEX_STATUS_HANDOFF;
-			return 1;
-		}
-		ret = tofutex_word_read(c->uaddr, &word);
-		if (ret)
-			return ret;
-		ret = tofutex_rw_compete_once(c, word, how);
-		if (ret)
-			return ret;
-		ret = tofutex_rw_interrupted(c);
-		if (ret)
-			return ret;
-		cond_resched();
+	if (tofutex_rw_granted(c)) {
+		*how = TOFUTEX_STATUS_HANDOFF;
+		return 1;
 	}
+	return tofutex_rw_compete_once(c, word, how);
 }
 
 /* Is the call @arg top waiter, or was it given the lock? */
@@ -502,28 +503,6 @@ static bool tofutex_rw_is_top(void *arg)
 	top = c->waiter.granted || tofutex_rw_first(state) == &c->waiter;
 	spin_unlock(&state->lock);
 	return top;
-}
-
-/**
- * tofutex_rw_wait_for_top() - sleep until top waiter or given the lock
- * @c: the call
- *
- * Both a promotion and a grant wake the caller after state->lock is
- * dropped (queue.c explains why none is lost).
- *
- * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
- */
-static int tofutex_rw_wait_for_top(struct tofutex_rw_call *c)
-{
-	const struct tofutex_queue_wait qw = {
-		.table = c->table,
-		.deadline = &c->deadline,
-		.sleeps = &c->sleeps,
-		.is_top = tofutex_rw_is_top,
-		.arg = c,
-	};
-
-	return tofutex_queue_wait_for_top(&qw);
 }
 
 static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
@@ -576,10 +555,24 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
  * @c:   the call
  * @how: out: TOFUTEX_STATUS_* when taken
  *
+ * The wait until top waiter (or given the lock) and the top waiter's loop
+ * are queue.c's, shared with LOCK. Both a promotion and a grant wake the
+ * caller after state->lock is dropped (queue.c explains why none is
+ * lost).
+ *
  * Return: 0 when the caller holds the word, else a negative error.
  */
 static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 {
+	const struct tofutex_queue_wait qw = {
+		.table = c->table,
+		.uaddr = c->uaddr,
+		.deadline = &c->deadline,
+		.sleeps = &c->sleeps,
+		.is_top = tofutex_rw_is_top,
+		.compete = tofutex_rw_compete,
+		.arg = c,
+	};
 	int ret;
 
 	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
@@ -588,9 +581,7 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 		return PTR_ERR(c->state);
 
 	tofutex_rw_enqueue(c);
-	ret = tofutex_rw_wait_for_top(c);
-	if (!ret)
-		ret = tofutex_rw_compete(c, how);
+	ret = tofutex_queue_wait_and_compete(&qw, how);
 	if (tofutex_rw_granted(c))
 		tofutex_debug_window_now(TOFUTEX_WINDOW_RW_GRANTED, c->uaddr);
 	ret = tofutex_rw_dequeue(c, ret, how);
@@ -623,10 +614,10 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
 
-	ret = tofutex_word_read(uaddr, &word);
+	ret = tofutex_word_read_until(uaddr, &word, deadline);
 	if (ret)
 		return ret;
-	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word);
+	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word, deadline);
 	if (ret == 1)
 		ret = 0;
 	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)

@@ -19,19 +19,23 @@
  * touched there only with page faults disabled, and on a fault the lock
  * is dropped, the page faulted in (uaccess.c) and the pass done again.
  *
- * Retries and signals: a pass whose cmpxchg found the word changed did
- * nothing and is retried, offering the CPU each time; after a signal the
- * call restarts (-ERESTARTNOINTR: an unlock is never given up half done).
+ * Retries and signals: a pass whose cmpxchg found the word changed, or
+ * whose page was missing, did nothing and is retried by UNLOCK's loop
+ * (tofutex_release_run(), queue.c), offering the CPU each time; after a
+ * signal, also one that interrupted the fault-in, the call restarts
+ * (-ERESTARTNOINTR: an unlock is never given up half done).
  * Granted readers are woken in batches of TOFUTEX_RW_WAKE_BATCH, with a
  * scheduling point between batches.
  */
+#include <linux/err.h>
 #include <linux/list.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "queue.h"
 #include "rwlock.h"
 #include "tofutex.h"
 
@@ -160,6 +164,7 @@ void tofutex_rw_wake_granted(struct tofutex_state *state)
 
 /**
  * struct tofutex_rw_unlocker - one RWUNLOCK call, on the caller's stack
+ * @table: the caller's process table
  * @uaddr: the word
  * @vpid:  the caller's TID
  * @wake:  a writer to wake after dropping state->lock, or the writer
@@ -167,6 +172,7 @@ void tofutex_rw_wake_granted(struct tofutex_state *state)
  * @wake_top: after a hand-off to a writer, the waiter it leaves top
  */
 struct tofutex_rw_unlocker {
+	struct tofutex_table *table;
 	u32 __user *uaddr;
 	u32 vpid;
 	struct task_struct *wake;
@@ -304,45 +310,58 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 
 /**
  * tofutex_rw_unlock_pass() - look the state up and release the word once
- * @table: the caller's process table
- * @u:     the call
+ * @arg:   the call, a struct tofutex_rw_unlocker
  * @woken: out: 1 when a waiter was woken
  *
- * Return: 0, -EAGAIN to try again, -EPERM, -EINVAL, -EFAULT, -EINTR.
+ * Return: as a tofutex_release_pass_t: 0, -EAGAIN, -EFAULT, -EPERM,
+ * -EINVAL.
  */
-static int tofutex_rw_unlock_pass(struct tofutex_table *table,
-				  struct tofutex_rw_unlocker *u, u32 *woken)
+static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 {
+	struct tofutex_rw_unlocker *u = arg;
 	struct tofutex_state *state;
 	int ret;
 
-	state = tofutex_state_get_or(table, u->uaddr, TOFUTEX_STATE_RWLOCK,
+	state = tofutex_state_get_or(u->table, u->uaddr, TOFUTEX_STATE_RWLOCK,
 				     tofutex_rw_unlock_unqueued, u);
-	if (IS_ERR(state)) {
-		ret = PTR_ERR(state);
-	} else if (!state) {
-		ret = 0;
-	} else {
-		spin_lock(&state->lock);
-		ret = tofutex_rw_unlock_queued(u, state);
-		spin_unlock(&state->lock);
-		if (ret == 1)
-			tofutex_rw_wake_granted(state);
-		if (ret == 1 || u->wake)
-			*woken = 1;
-		tofutex_wake_task(u->wake);
-		tofutex_wake_task(u->wake_top);
-		u->wake = NULL;
-		u->wake_top = NULL;
-		tofutex_state_put(table, state);
-		ret = ret == 1 ? 0 : ret;
-	}
-	if (ret == -EFAULT) {
-		ret = tofutex_word_fault_in(u->uaddr, true);
-		if (!ret)
-			ret = -EAGAIN;
-	}
-	return ret;
+	if (IS_ERR_OR_NULL(state))
+		return PTR_ERR_OR_ZERO(state);
+	spin_lock(&state->lock);
+	ret = tofutex_rw_unlock_queued(u, state);
+	spin_unlock(&state->lock);
+	if (ret == 1)
+		tofutex_rw_wake_granted(state);
+	if (ret == 1 || u->wake)
+		*woken = 1;
+	tofutex_wake_task(u->wake);
+	tofutex_wake_task(u->wake_top);
+	u->wake = NULL;
+	u->wake_top = NULL;
+	tofutex_state_put(u->table, state);
+	return ret == 1 ? 0 : ret;
+}
+
+/**
+ * tofutex_rw_unlock() - release the caller's write lock or one read lock
+ * @table: the caller's process table
+ * @uaddr: the word, checked by tofutex_word_check()
+ * @woken: out: 1 when a waiter was woken or given the word
+ *
+ * The passes, their retries and the restart after a signal are
+ * tofutex_release_run()'s (queue.c), as for UNLOCK.
+ *
+ * Return: 0, -EPERM, -EINVAL, -EFAULT, -EINTR, -ERESTARTNOINTR.
+ */
+static int tofutex_rw_unlock(struct tofutex_table *table, u32 __user *uaddr,
+			     u32 *woken)
+{
+	struct tofutex_rw_unlocker u = {
+		.table = table,
+		.uaddr = uaddr,
+		.vpid = task_pid_vnr(current),
+	};
+
+	return tofutex_release_run(tofutex_rw_unlock_pass, &u, uaddr, woken);
 }
 
 /**
@@ -350,38 +369,13 @@ static int tofutex_rw_unlock_pass(struct tofutex_table *table,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_unlock
  *
- * A pass that found the word changed did nothing, so the call restarts
- * after a signal handler (-ERESTARTNOINTR), as unlock.c's does.
+ * The argument, and a write-back of @woken that never fails a release
+ * that acted, as lockarg.c says.
  *
- * Return: 0, -EPERM, -EINVAL, -EFAULT, -EINTR, -ERESTARTNOINTR.
+ * Return: 0 or a negative error, see tofutex_rw_unlock().
  */
 long tofutex_ioc_rwunlock(struct tofutex_table *table,
 			  struct tofutex_unlock __user *argp)
 {
-	struct tofutex_rw_unlocker u = {};
-	struct tofutex_unlock arg;
-	u32 woken = 0;
-	int ret;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &u.uaddr);
-	if (ret)
-		return ret;
-	u.vpid = task_pid_vnr(current);
-
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
-	for (;;) {
-		ret = tofutex_rw_unlock_pass(table, &u, &woken);
-		if (ret != -EAGAIN)
-			break;
-		if (signal_pending(current))
-			return -ERESTARTNOINTR;
-		cond_resched();
-	}
-	if (!ret && put_user(woken, &argp->woken))
-		return -EFAULT;
-	return ret;
+	return tofutex_unlock_call(table, argp, tofutex_rw_unlock);
 }

@@ -180,6 +180,24 @@ static inline int tofutex_word_cmpxchg(u32 __user *uaddr, u32 *curval,
 	return tofutex_word_cmpxchg_until(uaddr, curval, oldval, newval, NULL);
 }
 
+/**
+ * tofutex_word_reader_held() - is a lock word a reader/writer lock's,
+ * held by readers?
+ * @word: the word as read
+ *
+ * RW_SHARED, which every reader-owned word carries, sits where a TO lock
+ * word holds its owner's TID, in a bit that no TID reaches
+ * (uapi/tofutex.h: PID_MAX_LIMIT is 2^22). Such a word names no thread a
+ * TO lock could wait for, take over from or queue behind, whether or not
+ * it has a kernel state: it is in use as the other kind of word.
+ *
+ * Return: true when it is.
+ */
+static inline bool tofutex_word_reader_held(u32 word)
+{
+	return word & TOFUTEX_RW_SHARED;
+}
+
 /* deadline.c */
 
 /**

@@ -24,23 +24,25 @@
  *
  * Retries and signals
  * -------------------
- * A pass whose cmpxchg found the word changed did nothing and is retried.
- * A word that keeps changing (a buggy program) must not keep the caller in
- * the kernel: every retry offers to reschedule and checks for a signal,
- * restarting the call after a signal handler (-ERESTARTNOINTR: an unlock
- * is never given up half done).
+ * A pass whose cmpxchg found the word changed, or whose page was missing,
+ * did nothing and is retried; RWUNLOCK's passes are run by the same loop
+ * (tofutex_release_run(), queue.c), which offers to reschedule, and after
+ * a signal, also one that interrupted the fault-in, restarts the call
+ * (-ERESTARTNOINTR: an unlock is never given up half done).
  *
  * Moved WAIT waiters: every successful UNLOCK also wakes one WAIT waiter
  * that TOFUTEX_IOC_REQUEUE moved onto the lock (tofutex_requeue_release(),
  * requeue.c).
  */
+#include <linux/err.h>
 #include <linux/list.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
 
 #include "lock.h"
+#include "queue.h"
 #include "tofutex.h"
 
 /**
@@ -163,35 +165,25 @@ static int tofutex_unlock_unqueued(void *arg)
 
 /**
  * tofutex_unlock_pass() - look the word's state up and release the word
- * @lk:    table, uaddr and the caller's TID
+ * @arg:   the UNLOCK call: a struct tofutex_locker with table, uaddr and
+ *         the caller's TID
  * @woken: out: 1 when the top waiter was woken
  *
- * Return: 0, -EAGAIN to try again, -EINVAL (a wait word), -EFAULT, -EINTR,
- * -ERESTARTNOINTR (a signal while the page was being faulted in).
+ * Return: as a tofutex_release_pass_t: 0, -EAGAIN, -EFAULT, -EINVAL (a
+ * wait word).
  */
-static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
+static int tofutex_unlock_pass(void *arg, u32 *woken)
 {
+	struct tofutex_locker *lk = arg;
 	int ret;
 
 	lk->state = tofutex_state_get_or(lk->table, lk->uaddr,
 					 TOFUTEX_STATE_LOCK,
 					 tofutex_unlock_unqueued, lk);
-	if (IS_ERR(lk->state)) {
-		ret = PTR_ERR(lk->state);
-	} else if (!lk->state) {
-		ret = 0;
-	} else {
-		ret = tofutex_unlock_queued(lk, woken);
-		tofutex_state_put(lk->table, lk->state);
-	}
-	if (ret == -EFAULT) {
-		ret = tofutex_word_fault_in(lk->uaddr, true);
-		if (!ret)
-			ret = -EAGAIN;
-		/* Nothing was done yet: restart, never give the unlock up. */
-		if (ret == -ERESTARTSYS)
-			ret = -ERESTARTNOINTR;
-	}
+	if (IS_ERR_OR_NULL(lk->state))
+		return PTR_ERR_OR_ZERO(lk->state);
+	ret = tofutex_unlock_queued(lk, woken);
+	tofutex_state_put(lk->table, lk->state);
 	return ret;
 }
 
@@ -201,12 +193,11 @@ static int tofutex_unlock_pass(struct tofutex_locker *lk, u32 *woken)
  * @uaddr: the lock word, checked by tofutex_word_check()
  * @woken: out: 1 when a waiter was woken or handed the lock
  *
- * A pass that found the word changed under its cmpxchg did nothing, so
- * the call can be restarted after a signal handler; it always is
- * (-ERESTARTNOINTR), since an unlock is not something to give up.
+ * The passes, their retries and the restart after a signal are
+ * tofutex_release_run()'s (queue.c).
  *
  * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word,
- * -ERESTARTNOINTR.
+ * -EINTR, -ERESTARTNOINTR.
  */
 static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 			  u32 *woken)
@@ -218,17 +209,10 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 	};
 	int ret;
 
-	*woken = 0;
-	for (;;) {
-		ret = tofutex_unlock_pass(&lk, woken);
-		if (!ret)
-			*woken |= tofutex_requeue_release(table, uaddr);
-		if (ret != -EAGAIN)
-			return ret;
-		if (signal_pending(current))
-			return -ERESTARTNOINTR;
-		cond_resched();
-	}
+	ret = tofutex_release_run(tofutex_unlock_pass, &lk, uaddr, woken);
+	if (!ret)
+		*woken |= tofutex_requeue_release(table, uaddr);
+	return ret;
 }
 
 /**
@@ -236,33 +220,13 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
  * @table: the caller's process table
  * @argp:  user pointer to struct tofutex_unlock
  *
- * Once the word is released (or handed off) and waiters woken, the call
- * succeeds: if @woken can no longer be written (the argument was unmapped
- * or made read-only meanwhile), it is lost, as LOCK's status is. An error
- * would tell the caller that nothing happened, and a retry would release
- * a lock that may belong to somebody else by then.
+ * The argument, and a write-back of @woken that never fails a release
+ * that acted, as lockarg.c says.
  *
  * Return: 0 or a negative error, see tofutex_unlock().
  */
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp)
 {
-	struct tofutex_unlock arg;
-	u32 __user *uaddr;
-	u32 woken;
-	int ret;
-
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (ret)
-		return ret;
-
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
-	ret = tofutex_unlock(table, uaddr, &woken);
-	if (!ret && put_user(woken, &argp->woken))
-		pr_debug("tofutex: UNLOCK woken lost: argument not writable\n");
-	return ret;
+	return tofutex_unlock_call(table, argp, tofutex_unlock);
 }

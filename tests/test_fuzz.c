@@ -47,7 +47,13 @@
 
 #define WAITERS		TOFUTEX_WAITERS
 #define OWNER_DIED	TOFUTEX_OWNER_DIED
-#define TID_MASK	TOFUTEX_TID_MASK
+
+/*
+ * A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). Below
+ * RW_SHARED, bit 29: a word with it is a reader/writer lock held by
+ * readers, which LOCK refuses (EINVAL) rather than taking it over.
+ */
+#define NO_SUCH_TID	TOFUTEX_RW_COUNT_MASK
 
 #define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
 
@@ -269,7 +275,7 @@ static uint32_t gen_word(struct rng *r, uint32_t own_tid)
 	case 0: v = 0; break;
 	case 1: v = own_tid; break;
 	case 2: v = 1; break;			/* init: another process */
-	case 3: v = TID_MASK; break;		/* nobody */
+	case 3: v = NO_SUCH_TID; break;		/* nobody */
 	case 4: v = (uint32_t)rnd(r); break;
 	case 5: v = (uint32_t)getpid(); break;
 	default: v = pool_pick(r); break;	/* threads, children, dead */
@@ -1047,7 +1053,7 @@ static void fuzz_private(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		word = tid;
 		break;
 	case 2:		/* nobody's TID: taken over from a dead owner */
-		before = word = TID_MASK | (one_in(r, 2) ? WAITERS : 0);
+		before = word = NO_SUCH_TID | (one_in(r, 2) ? WAITERS : 0);
 		c.op = OP_LOCK;
 		c.cmd = TOFUTEX_IOC_LOCK;
 		c.what = "private dead owner";

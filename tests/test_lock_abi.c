@@ -23,8 +23,12 @@
 
 #define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
 
-/* A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). */
-#define NO_SUCH_TID	TID_MASK
+/*
+ * A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). Below
+ * RW_SHARED, bit 29: a word with it is a reader/writer lock held by
+ * readers, which LOCK refuses (EINVAL) rather than taking it over.
+ */
+#define NO_SUCH_TID	TOFUTEX_RW_COUNT_MASK
 
 /* Addresses user space can never access on x86-64. */
 #define KERNEL_TEXT_ADDR	0xffffffff81000000ULL

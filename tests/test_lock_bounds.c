@@ -24,11 +24,16 @@
  * - unlock_keeps_owner_died / handoff_keeps_owner_died: UNLOCK leaves
  *   OWNER_DIED in the word it releases or hands off, and a waiter handed
  *   such a word reports OWNER_DIED.
- * - unlock_writeback_fault_after_release: UNLOCK whose argument cannot
- *   take "woken" any more still returns 0 once it released the word.
- * - fault_on_userfaultfd_page_*: LOCK on a word whose page is missing in
- *   a userfaultfd range, with nobody serving the fault, ends on an
- *   ordinary signal (EINTR) and at its deadline (ETIMEDOUT).
+ * - unlock_writeback_fault_after_release: UNLOCK and RWUNLOCK whose
+ *   argument cannot take "woken" any more still return 0 once they
+ *   released the word, and released it once.
+ * - fault_on_userfaultfd_page_*: LOCK, RDLOCK and WRLOCK on a word whose
+ *   page is missing in a userfaultfd range, with nobody serving the
+ *   fault, end on an ordinary signal (EINTR) and at their deadline
+ *   (ETIMEDOUT).
+ * - rwunlock_fault_signal_restarts: RWUNLOCK whose fault-in waits is not
+ *   ended by a signal without SA_RESTART: it is restarted after the
+ *   handler and releases the word once the page comes.
  *
  * Tests that need a namespace run their body in a child process (the
  * namespace's first member) and wait for it with a bound; a child that
@@ -58,6 +63,9 @@
 /* A deadline that a correct call reaches long before any test bound. */
 #define NEAR_NS		(200 * NSEC_PER_MSEC)
 
+/* The deadline of a call whose page fault is never served. */
+#define FAULT_DEADLINE_NS	(50 * NSEC_PER_MSEC)
+
 /* ---- Raw calls ---- */
 
 static int dev_open(void)
@@ -68,8 +76,9 @@ static int dev_open(void)
 	return fd;
 }
 
-/* LOCK with @deadline (0: none): 0 or the errno value. */
-static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
+/* LOCK, RDLOCK or WRLOCK with @deadline (0: none): 0 or the errno value. */
+static int raw_lock_cmd(int fd, unsigned long cmd, uint32_t *w,
+			uint64_t deadline, uint32_t *status)
 {
 	struct tofutex_lock a;
 
@@ -79,25 +88,37 @@ static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
 		a.flags = TOFUTEX_LOCK_DEADLINE;
 		a.deadline_ns = deadline;
 	}
-	if (ioctl(fd, TOFUTEX_IOC_LOCK, &a))
+	if (ioctl(fd, cmd, &a))
 		return errno;
 	if (status)
 		*status = a.status;
 	return 0;
 }
 
-static int raw_unlock_arg(int fd, struct tofutex_unlock *a)
+static int raw_lock(int fd, uint32_t *w, uint64_t deadline, uint32_t *status)
 {
-	return ioctl(fd, TOFUTEX_IOC_UNLOCK, a) ? errno : 0;
+	return raw_lock_cmd(fd, TOFUTEX_IOC_LOCK, w, deadline, status);
 }
 
-static int raw_unlock(int fd, uint32_t *w)
+/* UNLOCK or RWUNLOCK: 0 or the errno value. */
+static int raw_unlock_arg_cmd(int fd, unsigned long cmd,
+			      struct tofutex_unlock *a)
+{
+	return ioctl(fd, cmd, a) ? errno : 0;
+}
+
+static int raw_unlock_cmd(int fd, unsigned long cmd, uint32_t *w)
 {
 	struct tofutex_unlock a;
 
 	memset(&a, 0, sizeof(a));
 	a.uaddr = (uintptr_t)w;
-	return raw_unlock_arg(fd, &a);
+	return raw_unlock_arg_cmd(fd, cmd, &a);
+}
+
+static int raw_unlock(int fd, uint32_t *w)
+{
+	return raw_unlock_cmd(fd, TOFUTEX_IOC_UNLOCK, w);
 }
 
 static int raw_wait(int fd, uint32_t *w, uint32_t val, uint64_t deadline)
@@ -623,10 +644,21 @@ END_TEST
 
 /* ---- unlock_writeback_fault_after_release ---- */
 
+/*
+ * _i = 0: UNLOCK of a held TO lock; 1: RWUNLOCK of one of two read locks,
+ * which must leave the other: the word is released exactly once.
+ */
 START_TEST(test_unlock_writeback_fault_after_release)
 {
+	static const unsigned long cmds[] = {
+		TOFUTEX_IOC_UNLOCK, TOFUTEX_IOC_RWUNLOCK,
+	};
+	static const uint32_t after[] = {
+		0, TOFUTEX_RW_SHARED | 1 | WAITERS,
+	};
 	long page = sysconf(_SC_PAGESIZE);
-	uint32_t tid = test_gettid(), word = tid | WAITERS;
+	uint32_t word = _i ? TOFUTEX_RW_SHARED | 2 | WAITERS :
+			     test_gettid() | WAITERS;
 	struct tofutex_unlock *a;
 	int fd = dev_open();
 
@@ -635,8 +667,8 @@ START_TEST(test_unlock_writeback_fault_after_release)
 	ck_assert(a != MAP_FAILED);
 	a->uaddr = (uintptr_t)&word;
 	ck_assert_int_eq(mprotect(a, (size_t)page, PROT_READ), 0);
-	ck_assert_int_eq(raw_unlock_arg(fd, a), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
+	ck_assert_int_eq(raw_unlock_arg_cmd(fd, cmds[_i], a), 0);
+	ck_assert_uint_eq(word_load(&word), after[_i]);
 	munmap(a, (size_t)page);
 	close(fd);
 }
@@ -644,34 +676,74 @@ END_TEST
 
 /* ---- fault_on_userfaultfd_page_* ---- */
 
+/*
+ * A page in a userfaultfd range. MISSING mode: anonymous memory that is
+ * not there until served (zeros). MINOR mode: a memfd page whose content
+ * is in the page cache already, so that the word holds a value, but
+ * which this mapping maps only when served (UFFDIO_CONTINUE): every
+ * access to the word faults and waits until then.
+ */
 struct uffd_page {
 	int uffd;
+	int memfd;		/* -1 in MISSING mode */
 	uint32_t *page;
 	size_t size;
 };
 
-static void uffd_page_setup(struct uffd_page *u)
+/* Register @u->page, mapped already, with a new userfaultfd. */
+static void uffd_page_register(struct uffd_page *u, uint64_t features,
+			       uint64_t mode)
 {
-	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
 	struct uffdio_register reg;
 
-	u->size = (size_t)sysconf(_SC_PAGESIZE);
 	u->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	ck_assert_msg(u->uffd >= 0,
 		      "userfaultfd: %s (needs CONFIG_USERFAULTFD; root)",
 		      strerror(errno));
-	ck_assert_int_eq(ioctl(u->uffd, UFFDIO_API, &api), 0);
-	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(u->page != MAP_FAILED);
+	ck_assert_msg(ioctl(u->uffd, UFFDIO_API, &api) == 0,
+		      "UFFDIO_API, features 0x%llx: %s",
+		      (unsigned long long)features, strerror(errno));
 	memset(&reg, 0, sizeof(reg));
 	reg.range.start = (uintptr_t)u->page;
 	reg.range.len = u->size;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	reg.mode = mode;
 	ck_assert_int_eq(ioctl(u->uffd, UFFDIO_REGISTER, &reg), 0);
 }
 
-/* Wait for the fault on the page to be reported: its LOCK waits now. */
+/* A missing page. */
+static void uffd_page_setup(struct uffd_page *u)
+{
+	u->size = (size_t)sysconf(_SC_PAGESIZE);
+	u->memfd = -1;
+	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(u->page != MAP_FAILED);
+	uffd_page_register(u, 0, UFFDIO_REGISTER_MODE_MISSING);
+}
+
+/* A page whose word holds @value, yet faults on every access. */
+static void uffd_minor_setup(struct uffd_page *u, uint32_t value)
+{
+	uint32_t *fill;
+
+	u->size = (size_t)sysconf(_SC_PAGESIZE);
+	u->memfd = memfd_create("tofutex-minor", MFD_CLOEXEC);
+	ck_assert(u->memfd >= 0);
+	ck_assert_int_eq(ftruncate(u->memfd, (off_t)u->size), 0);
+	fill = mmap(NULL, u->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    u->memfd, 0);
+	ck_assert(fill != MAP_FAILED);
+	*fill = value;
+	munmap(fill, u->size);
+	u->page = mmap(NULL, u->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       u->memfd, 0);
+	ck_assert(u->page != MAP_FAILED);
+	uffd_page_register(u, UFFD_FEATURE_MINOR_SHMEM,
+			   UFFDIO_REGISTER_MODE_MINOR);
+}
+
+/* Wait for a fault on @u's range to be reported: its call waits now. */
 static void uffd_page_await_fault(struct uffd_page *u)
 {
 	struct pollfd pfd = { .fd = u->uffd, .events = POLLIN };
@@ -679,57 +751,94 @@ static void uffd_page_await_fault(struct uffd_page *u)
 
 	ck_assert_msg(poll(&pfd, 1, (int)(TEST_WAIT_NS / NSEC_PER_MSEC)) == 1,
 		      "no fault on the userfaultfd page");
-	ck_assert_int_eq(read(u->uffd, &msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	ck_assert_int_eq(read(u->uffd, &msg, sizeof(msg)),
+			 (ssize_t)sizeof(msg));
 	ck_assert_uint_eq(msg.event, UFFD_EVENT_PAGEFAULT);
 }
 
-/* Provide the page (zeros), so that a waiting fault ends. */
+/*
+ * Provide the page (zeros), or map the one that is there already: a
+ * waiting fault ends.
+ */
 static void uffd_page_serve(struct uffd_page *u)
 {
 	struct uffdio_zeropage zp;
+	struct uffdio_continue c;
 
-	memset(&zp, 0, sizeof(zp));
-	zp.range.start = (uintptr_t)u->page;
-	zp.range.len = u->size;
-	ioctl(u->uffd, UFFDIO_ZEROPAGE, &zp);
+	if (u->memfd < 0) {
+		memset(&zp, 0, sizeof(zp));
+		zp.range.start = (uintptr_t)u->page;
+		zp.range.len = u->size;
+		ioctl(u->uffd, UFFDIO_ZEROPAGE, &zp);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.range.start = (uintptr_t)u->page;
+	c.range.len = u->size;
+	ioctl(u->uffd, UFFDIO_CONTINUE, &c);
 }
 
 static void uffd_page_teardown(struct uffd_page *u)
 {
 	close(u->uffd);
 	munmap(u->page, u->size);
+	if (u->memfd >= 0)
+		close(u->memfd);
 }
 
+/* One call on a word in a userfaultfd range, in a thread of its own. */
 struct uffd_locker {
 	int fd;
+	unsigned long cmd;	/* LOCK, RDLOCK, WRLOCK or RWUNLOCK */
 	uint32_t *word;
 	uint64_t deadline;
-	atomic_int result;
+	atomic_int result;	/* -1 while in the call */
 	pthread_t thread;
 };
 
 static void *uffd_locker_main(void *p)
 {
 	struct uffd_locker *l = p;
+	int r;
 
-	atomic_store(&l->result, raw_lock(l->fd, l->word, l->deadline, NULL));
+	if (l->cmd == TOFUTEX_IOC_RWUNLOCK)
+		r = raw_unlock_cmd(l->fd, l->cmd, l->word);
+	else
+		r = raw_lock_cmd(l->fd, l->cmd, l->word, l->deadline, NULL);
+	atomic_store(&l->result, r);
 	return NULL;
 }
 
-/* LOCK on the missing page; @signal: SIGUSR1 it once the fault waits. */
-static int uffd_lock(uint64_t deadline, bool signal)
+static void uffd_locker_start(struct uffd_locker *l, unsigned long cmd,
+			      uint32_t *word, uint64_t deadline)
+{
+	l->fd = dev_open();
+	l->cmd = cmd;
+	l->word = word;
+	l->deadline = deadline;
+	atomic_store(&l->result, -1);
+	ck_assert_int_eq(pthread_create(&l->thread, NULL, uffd_locker_main,
+					l), 0);
+}
+
+static const char *const lock_names[] = { "LOCK", "RDLOCK", "WRLOCK" };
+static const unsigned long lock_cmds[] = {
+	TOFUTEX_IOC_LOCK, TOFUTEX_IOC_RDLOCK, TOFUTEX_IOC_WRLOCK,
+};
+
+/*
+ * lock_cmds[@i] on the missing page; @signal: SIGUSR1 it once the fault
+ * waits.
+ */
+static int uffd_lock(int i, uint64_t deadline, bool signal)
 {
 	struct uffd_page u;
-	struct uffd_locker l = { .deadline = deadline };
+	struct uffd_locker l;
 	bool ended;
 
 	install_sigusr1(false);
 	uffd_page_setup(&u);
-	l.fd = dev_open();
-	l.word = u.page;
-	atomic_store(&l.result, -1);
-	ck_assert_int_eq(pthread_create(&l.thread, NULL, uffd_locker_main,
-					&l), 0);
+	uffd_locker_start(&l, lock_cmds[i], u.page, deadline);
 	uffd_page_await_fault(&u);
 	if (signal)
 		ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
@@ -740,24 +849,65 @@ static int uffd_lock(uint64_t deadline, bool signal)
 	}
 	uffd_page_teardown(&u);
 	close(l.fd);
-	ck_assert_msg(ended, "LOCK waited for the page until it was served");
+	ck_assert_msg(ended, "%s waited for the page until it was served",
+		      lock_names[i]);
 	return atomic_load(&l.result);
 }
 
+/* _i indexes lock_cmds[]. */
 START_TEST(test_fault_on_userfaultfd_page_signal)
 {
-	int r = uffd_lock(0, true);
+	int r = uffd_lock(_i, 0, true);
 
-	ck_assert_msg(r == EINTR, "LOCK: %d (%s), want EINTR", r, strerror(r));
+	ck_assert_msg(r == EINTR, "%s: %d (%s), want EINTR", lock_names[_i],
+		      r, strerror(r));
 }
 END_TEST
 
+/* _i indexes lock_cmds[]. */
 START_TEST(test_fault_on_userfaultfd_page_deadline)
 {
-	int r = uffd_lock(now_ns() + NEAR_NS, false);
+	int r = uffd_lock(_i, now_ns() + FAULT_DEADLINE_NS, false);
 
-	ck_assert_msg(r == ETIMEDOUT, "LOCK: %d (%s), want ETIMEDOUT", r,
-		      strerror(r));
+	ck_assert_msg(r == ETIMEDOUT, "%s: %d (%s), want ETIMEDOUT",
+		      lock_names[_i], r, strerror(r));
+}
+END_TEST
+
+/* ---- rwunlock_fault_signal_restarts ---- */
+
+/*
+ * RWUNLOCK of the last read lock whose fault-in waits and is interrupted
+ * by a signal without SA_RESTART: a release is restarted, never given up
+ * with EINTR, so the call is still in the kernel after the handler ran,
+ * and releases the word once the page comes.
+ */
+START_TEST(test_rwunlock_fault_signal_restarts)
+{
+	const uint32_t held = TOFUTEX_RW_SHARED | 1 | WAITERS;
+	struct uffd_page m;
+	struct uffd_locker l;
+	bool ended;
+	int r;
+
+	install_sigusr1(false);
+	uffd_minor_setup(&m, held);
+	uffd_locker_start(&l, TOFUTEX_IOC_RWUNLOCK, m.page, 0);
+	uffd_page_await_fault(&m);
+	ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
+	sleep_ns(NEAR_NS);
+	r = atomic_load(&l.result);
+	ck_assert_int_ge(atomic_load(&sig_count), 1);
+	/* Mapped for good: the restarted call's fault ends, or never comes. */
+	uffd_page_serve(&m);
+	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
+	ck_assert_msg(r == -1, "RWUNLOCK returned %d (%s) after the signal",
+		      r, r > 0 ? strerror(r) : "");
+	ck_assert(ended);
+	ck_assert_int_eq(atomic_load(&l.result), 0);
+	ck_assert_uint_eq(word_load(m.page), 0);
+	uffd_page_teardown(&m);
+	close(l.fd);
 }
 END_TEST
 
@@ -778,13 +928,15 @@ static Suite *lock_bounds_suite(void)
 	tcase_add_test(tc, test_deadline_ns_without_flag);
 	tcase_add_test(tc, test_unlock_keeps_owner_died);
 	tcase_add_test(tc, test_handoff_keeps_owner_died);
-	tcase_add_test(tc, test_unlock_writeback_fault_after_release);
+	tcase_add_loop_test(tc, test_unlock_writeback_fault_after_release,
+			    0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
-	tcase_add_test(tc, test_fault_on_userfaultfd_page_signal);
-	tcase_add_test(tc, test_fault_on_userfaultfd_page_deadline);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 3);
+	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 3);
+	tcase_add_test(tc, test_rwunlock_fault_signal_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,7 +9,8 @@
  * - a broadcast that wakes one and moves the rest runs every waiter
  *   through the critical section, one at a time;
  * - a free lock gets its waiters woken, not moved; a changed condition
- *   word gives EAGAIN and moves nobody; bad arguments fail cleanly;
+ *   word gives EAGAIN and moves nobody; bad arguments, and a lock word
+ *   held by readers of a reader/writer lock, fail cleanly;
  * - a moved waiter's deadline (either clock) and signals still end its
  *   WAIT; the owner dying with waiters moved onto its lock hands the lock
  *   on (OWNER_DIED) and releases them all;
@@ -618,6 +619,40 @@ START_TEST(test_wrong_kind)
 }
 END_TEST
 
+/*
+ * A reader/writer lock held by readers (RW_SHARED | n, no kernel state)
+ * is not a TO lock with an owner: REQUEUE onto it fails with EINVAL and
+ * moves nobody, and the readers' RWUNLOCK still releases it.
+ */
+START_TEST(test_onto_reader_held_rwlock)
+{
+	const uint32_t held = TOFUTEX_RW_SHARED | 1;
+	static struct cv_waiter w[2];
+	static struct cv cv;
+	uint32_t woken, moved, seq;
+	struct tofutex_unlock u;
+
+	memset(&cv, 0, sizeof(cv));
+	cv_start(&cv, w, 2);
+	cv.lock = held;
+	seq = cv_bump(&cv);
+	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 0, 2, &woken,
+				     &moved), EINVAL);
+	ck_assert_uint_eq(moved, 0);
+	ck_assert_uint_eq(word_load(&cv.lock), held);
+	ck_assert(asleep_in_ioctl(atomic_load(&w[0].tid), TOFUTEX_IOC_WAIT));
+	ck_assert(asleep_in_ioctl(atomic_load(&w[1].tid), TOFUTEX_IOC_WAIT));
+	memset(&u, 0, sizeof(u));
+	u.uaddr = (uintptr_t)&cv.lock;
+	ck_assert_int_eq(ioctl(dev_fd(), TOFUTEX_IOC_RWUNLOCK, &u), 0);
+	ck_assert_uint_eq(word_load(&cv.lock), 0);
+	ck_assert_int_eq(tofutex_wake(&cv.cond, INT32_MAX, NULL), 0);
+	cv_join(w, 2);
+	ck_assert_uint_eq(cv_results(w, 2, 0), 2);
+	assert_no_live_states();
+}
+END_TEST
+
 /* ---- 5. Deadlines and signals of moved waiters ---- */
 
 /*
@@ -850,6 +885,7 @@ static Suite *requeue_suite(void)
 	tcase_add_test(tc, test_bad_args);
 	tcase_add_test(tc, test_read_only_lock);
 	tcase_add_test(tc, test_wrong_kind);
+	tcase_add_test(tc, test_onto_reader_held_rwlock);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("moved-waiters");

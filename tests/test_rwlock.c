@@ -702,6 +702,8 @@ START_TEST(test_rw_deadline)
 		for (k = 0; k < 2; k++) {
 			/* A reader waits on our write lock, a writer on readers. */
 			word = k ? tid : SHARED | 1;
+			/* Before the deadline's clock is read: never later. */
+			start = now_ns();
 			clock_gettime(clocks[c], &ts);
 			t = (struct timed) {
 				.fd = fd, .word = &word,
@@ -713,7 +715,6 @@ START_TEST(test_rw_deadline)
 					    (uint64_t)ts.tv_nsec +
 					    30 * NSEC_PER_MSEC,
 			};
-			start = now_ns();
 			ck_assert_int_eq(pthread_create(&th, NULL, timed_main,
 							&t), 0);
 			ck_assert(join_within(th, NULL, TEST_WAIT_NS));
@@ -1018,6 +1019,40 @@ START_TEST(test_rw_word_of_other_kind)
 }
 END_TEST
 
+/*
+ * A word held by readers, with no kernel state, is not a TO lock held by
+ * a thread whose TID is RW_SHARED | n: LOCK fails with EINVAL and leaves
+ * it alone, whatever else the word holds.
+ */
+START_TEST(test_rw_lock_on_reader_held_word)
+{
+	static const uint32_t words[] = {
+		SHARED | 1, SHARED | 2 | WAITERS, SHARED | 3 | HANDOFF | WAITERS,
+	};
+	struct tofutex_lock a;
+	uint32_t word;
+	unsigned int i;
+	int fd = dev_open();
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		word = words[i];
+		memset(&a, 0, sizeof(a));
+		a.uaddr = (uintptr_t)&word;
+		a.flags = TOFUTEX_LOCK_DEADLINE;
+		a.deadline_ns = far();
+		errno = 0;
+		ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_LOCK, &a), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_uint_eq(word_load(&word), words[i]);
+	}
+	/* The reader's RWUNLOCK still works on it. */
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), SHARED | 2 | HANDOFF | WAITERS);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 static Suite *rwlock_suite(void)
 {
 	Suite *s = suite_create("rwlock");
@@ -1061,6 +1096,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_bad_argument);
 	tcase_add_test(tc, test_rw_odd_words);
 	tcase_add_test(tc, test_rw_word_of_other_kind);
+	tcase_add_test(tc, test_rw_lock_on_reader_held_word);
 	suite_add_tcase(s, tc);
 
 	return s;

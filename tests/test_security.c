@@ -34,8 +34,12 @@
 #define DEVICE_PATH	"/dev/" TOFUTEX_DEVICE_NAME
 #define PAGE_SZ		4096UL
 
-/* A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). */
-#define NO_SUCH_TID	TID_MASK
+/*
+ * A TID no task can have: pid_max is at most 2^22 (PID_MAX_LIMIT). Below
+ * RW_SHARED, bit 29: a word with it is a reader/writer lock held by
+ * readers, which LOCK refuses (EINVAL) rather than taking it over.
+ */
+#define NO_SUCH_TID	TOFUTEX_RW_COUNT_MASK
 
 /* ---- Raw calls: 0 or the errno value ---- */
 

@@ -130,9 +130,11 @@ struct tofutex_version {
  * TOFUTEX_OWNER_DIED when the status says so), or -1 with errno EDEADLK
  * (the caller already owns it), EPERM (the word holds the TID of a live
  * thread that is not of the caller's process: the word is not process
- * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL, EFAULT,
- * ENOMEM or EBADFD. A fault on a page that must be waited for (userfaultfd)
- * ends on a signal and at the deadline.
+ * private, and it is never taken over), ETIMEDOUT, EINTR, EINVAL (also: a
+ * word in use as another kind of word, such as a reader/writer lock that
+ * readers hold, whose TOFUTEX_RW_SHARED no TID reaches), EFAULT, ENOMEM or
+ * EBADFD. A fault on a page that must be waited for (userfaultfd) ends on
+ * a signal and at the deadline.
  */
 struct tofutex_lock {
 	__aligned_u64 uaddr;
@@ -155,7 +157,9 @@ struct tofutex_lock {
  * was stolen meanwhile is not an error. OWNER_DIED stays in the word.
  * Once the word is released and waiters woken the call returns 0, also
  * when @woken cannot be written any more (it is then lost): never EFAULT
- * after it acted.
+ * after it acted. A signal, also one that interrupts a fault-in, restarts
+ * the call after its handler: never EINTR. TOFUTEX_IOC_RWUNLOCK keeps
+ * both rules.
  */
 struct tofutex_unlock {
 	__aligned_u64 uaddr;
@@ -267,7 +271,8 @@ struct tofutex_swap {
  * the lock over. Needs TOFUTEX_FEAT_REQUEUE.
  *
  * Returns 0, or -1 with errno EAGAIN, EINVAL (also: both words the same,
- * or a word in use as the other kind), EFAULT, ENOMEM or EBADFD. @woken
+ * a word in use as the other kind, or a @lock_uaddr that readers hold as
+ * a reader/writer lock), EFAULT, ENOMEM or EBADFD. @woken
  * and @requeued are written back also on failure once the arguments were
  * found valid. The call fails only before it woke or moved anyone; once
  * it did, it returns 0 (also when the write-back fails), and waiters it
@@ -344,7 +349,8 @@ struct tofutex_requeue {
  * kernel hands it to a starving writer, or to every queued reader at once,
  * or releases it and wakes the first waiter. It returns 0, or -1 with
  * errno EPERM (the word is not held for writing by the caller nor for
- * reading), EINVAL, EFAULT or EBADFD. Needs TOFUTEX_FEAT_RWLOCK.
+ * reading), EINVAL, EFAULT or EBADFD; as TOFUTEX_IOC_UNLOCK, never EFAULT
+ * once it released the word, and never EINTR. Needs TOFUTEX_FEAT_RWLOCK.
  */
 #define TOFUTEX_RW_COUNT_MASK	0x0fffffffU
 #define TOFUTEX_RW_HANDOFF	0x10000000U
