@@ -146,6 +146,8 @@ leftovers() {
 	[ ! -e "/var/lib/dkms/tofutex" ] || echo "dkms tree: /var/lib/dkms/tofutex"
 	[ ! -e "/usr/src/tofutex-$version" ] || echo "sources: /usr/src/tofutex-$version"
 	find /lib/modules -name 'tofutex.ko*' -printf 'module: %p\n' 2>/dev/null
+	find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled \
+		-name 'tofutex.service*' -printf 'systemd: %p\n' 2>/dev/null
 	dkms status -m tofutex 2>/dev/null | sed 's/^/dkms status: /'
 }
 
@@ -227,6 +229,14 @@ check() {
 			fails=$((fails + 1))
 		fi
 	done
+
+	step "tofutex.service enabled (loads the module at boot where one was built)"
+	if [ -L /etc/systemd/system/sysinit.target.wants/tofutex.service ]; then
+		echo "ok: /etc/systemd/system/sysinit.target.wants/tofutex.service"
+	else
+		echo "FAILED: tofutex.service is not enabled"
+		fails=$((fails + 1))
+	fi
 
 	step "pkg-config build against the installed files"
 	pc=$(pkg-config --modversion tofutex)

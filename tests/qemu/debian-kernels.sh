@@ -115,15 +115,21 @@ make_root() {
 		apt_in_root update >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "apt-get update in the root failed"; }
 		apt_in_root install "${root_pkgs[@]}" >>"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "installing the root's compilers failed (log: $log)"; }
-		touch "$stamp"
-	elif [ -z "$(find "$root/var/lib/apt/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
-		apt_in_root update >/dev/null 2>&1 || echo "debian-kernels.sh: apt-get update in the root failed; using the old index" >&2
+		touch "$stamp" "$root/.tofutex-index"
+	elif [ -z "$(find "$root/.tofutex-index" -mmin -1440 2>/dev/null)" ]; then
+		if apt_in_root update >/dev/null 2>&1; then
+			touch "$root/.tofutex-index"
+		else
+			echo "debian-kernels.sh: apt-get update in the root failed; using the old index" >&2
+		fi
 	fi
 }
 
 # lock_root: one run at a time changes the root (debootstrap, apt-get):
 # two make check runs on one machine take turns here.
 lock_root() {
+	[ "$(id -u)" = 0 ] ||
+		die "Debian's newer kernels need root: the trixie build root is made with debootstrap and used through chroot"
 	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
 	exec {lk}>"$cache/.trixie-root.lock"
 	flock "$lk"
@@ -133,12 +139,22 @@ lock_root() {
 # "plain" and its series: "REL FLAVOUR SERIES", oldest first.
 releases() {
 	in_root apt-cache pkgnames linux-image- |
-		sed -n 's/^linux-image-\([0-9][0-9.]*+deb[0-9]*-\(rt-\)\{0,1\}amd64\)$/\1/p' |
+		sed -n 's/^linux-image-\([0-9][0-9.]*+deb[0-9.]*-\(rt-\)\{0,1\}amd64\)$/\1/p' |
 		sort -uV | awk '{
 			fl = ($1 ~ /-rt-amd64$/) ? "rt" : "plain"
 			split($1, v, ".")
 			print $1, fl, v[1] "." v[2]
 		}'
+}
+
+# pick LIST COND WHAT: the newest release of LIST ("REL SERIES FLAVOUR"
+# lines) for which the awk condition COND holds; fails naming WHAT.
+pick() {
+	local r
+
+	r=$(awk "$2 { print \$1 }" <<<"$1" | tail -n 1)
+	[ -n "$r" ] || die "the archive's index has no $3"
+	echo "$r"
 }
 
 # find_set WORD...: the releases the words name, each once.
@@ -158,9 +174,9 @@ find_set() {
 			awk '$3 == "plain" { print $1 }' <<<"$all" | tail -n 1
 			;;
 		default)
-			awk '$2 == "6.18" && $3 == "plain" { print $1 }' <<<"$all" | tail -n 1
-			awk '$2 ~ /^[7-9]\./ && $3 == "plain" { print $1 }' <<<"$all" | tail -n 1
-			awk '$2 ~ /^[7-9]\./ && $3 == "rt" { print $1 }' <<<"$all" | tail -n 1
+			pick "$all" '$2 == "6.18" && $3 == "plain"' "the 6.18 LTS"
+			pick "$all" '$2 ~ /^[7-9]\./ && $3 == "plain"' "a 7.x kernel"
+			pick "$all" '$2 ~ /^[7-9]\./ && $3 == "rt"' "a 7.x -rt kernel"
 			;;
 		*+deb*-amd64)
 			awk -v r="$w" '$1 == r { print $1; f = 1 } END { exit !f }' <<<"$all" ||
@@ -190,6 +206,10 @@ pool_get() {
 fetch_one() {
 	local rel=$1 ver abi flav dl img f debs
 
+	case $rel in
+	[0-9]*+deb*-amd64) ;;
+	*) die "fetch: $rel is not a release (find turns series into releases)" ;;
+	esac
 	ver=$(in_root apt-cache show --no-all-versions "linux-image-$rel" 2>/dev/null |
 	      sed -n 's/^Version: //p' | head -n 1)
 	[ -n "$ver" ] || die "linux-image-$rel is not in the archive's index"
@@ -206,8 +226,12 @@ fetch_one() {
 			abi=${abi%-rt}
 			flav=
 			case $rel in *-rt-amd64) flav=-rt ;; esac
+			# -rt headers share the plain -common from 6.13 on;
+			# 6.12's have a -common-rt of their own.
 			pool_get "$dl" "linux-headers-$rel" "$ver" amd64 &&
-			pool_get "$dl" "linux-headers-$abi-common$flav" "$ver" all &&
+			{ { [ -n "$flav" ] &&
+			    pool_get "$dl" "linux-headers-$abi-common$flav" "$ver" all; } ||
+			  pool_get "$dl" "linux-headers-$abi-common" "$ver" all; } &&
 			pool_get "$dl" "linux-kbuild-$abi" "$ver" amd64 ||
 				die "the headers of $rel ($ver) are not in $mirror/pool"
 			# From 6.18 the headers also depend on linux-base-<rel>.
@@ -222,7 +246,7 @@ fetch_one() {
 	img=$kernels/$rel/vmlinuz
 	if [ ! -s "$img" ]; then
 		dl=$root/tmp/tofutex-img
-		rm -rf "$dl"
+		rm -rf "$dl" "$img.tmp"
 		mkdir -p "$dl" "$kernels/$rel"
 		# From 6.19 the image package only depends on linux-binary-<rel>.
 		for pkg in "linux-binary-$rel" "linux-image-$rel"; do
@@ -258,9 +282,12 @@ fetch)
 	shift
 	lock_root
 	make_root
+	# Each in a subshell: one that fails is reported, the others fetched.
+	rc=0
 	for rel in "$@"; do
-		fetch_one "$rel"
+		(fetch_one "$rel") || rc=1
 	done
+	exit $rc
 	;;
 install)
 	shift

@@ -387,7 +387,10 @@ tally() {
 }
 
 # guest NAME KDIR KIMAGE PREEMPT: one QEMU run of $mode, with the kernel's
-# own preemption model (PREEMPT "default") or preempt=PREEMPT.
+# own preemption model (PREEMPT "default") or preempt=PREEMPT; in check
+# mode with $guest_scope "kernel" only the module's own tests (a second
+# boot of a kernel, where only the preemption model differs).
+guest_scope=all
 guest() {
 	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
 	local timeout test_timeout status start secs qemu append bin accel qpid fpid
@@ -429,9 +432,9 @@ guest() {
 	if [ "$mode" = check ] && [ -n "${GUEST_TESTS-}" ]; then
 		# Chosen programs only, against a module from elsewhere.
 		for bin in $GUEST_TESTS; do cp "$bin" "$root/tests/"; done
-	elif [ "$mode" = check ] && [ "$preempt" != default ]; then
-		# A second preemption model: only what exercises the module
-		# (the init's scope "kernel"); user space is the same.
+	elif [ "$mode" = check ] && [ "$guest_scope" = kernel ]; then
+		# A second preemption model: only the module's own tests (the
+		# init's scope "kernel"); user space is the same.
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
 	elif [ "$mode" = check ]; then
 		pack_preload "$root"
@@ -473,7 +476,8 @@ guest() {
 	test_timeout=${TEST_TIMEOUT:-$((timeout > 60 ? timeout - 30 : timeout))}
 	append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
 	append="$append tofutex_test_timeout=$test_timeout"
-	[ "$preempt" = default ] || append="$append preempt=$preempt tofutex_scope=kernel"
+	[ "$preempt" = default ] || append="$append preempt=$preempt"
+	[ "$guest_scope" = all ] || append="$append tofutex_scope=$guest_scope"
 	append="$append ${KAPPEND-}"
 	accel=${QEMU_ACCEL:-tcg,thread=multi}
 	qemu=(qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 -nic none -nographic -no-reboot
@@ -630,7 +634,7 @@ host() {
 # a release, a series such as 7.3 or 7.3-rt), fetched into the cache.
 # False when a word names nothing.
 kernel_list() {
-	local k kver rc=0 rels=()
+	local k kver out rc=0 rels=()
 
 	for k in "$@"; do
 		if kver=$("$here/kernels.sh" resolve "$k" 2>/dev/null); then
@@ -640,8 +644,9 @@ kernel_list() {
 		fi
 	done
 	[ ${#rels[@]} -gt 0 ] || return 0
-	# shellcheck disable=SC2046 # one release per word
-	set -- $("$here/debian-kernels.sh" find "${rels[@]}") || rc=1
+	out=$("$here/debian-kernels.sh" find "${rels[@]}") || rc=1
+	# shellcheck disable=SC2086 # one release per word
+	set -- $out
 	[ $# -gt 0 ] || return 1
 	"$here/debian-kernels.sh" fetch "$@" || return 1
 	return $rc
@@ -750,17 +755,21 @@ check|bench)
 		if [ $# -eq 0 ]; then
 			# shellcheck disable=SC2046 # one release per word
 			if [ "$mode" = check ]; then
-				set -- $("$here/kernels.sh" list) default
+				set -- $("$here/kernels.sh" list)
 			else
 				set -- $("$here/kernels.sh" bench)
 			fi
 			[ $# -gt 0 ] || die "no installed Debian 6.1 or 6.12 kernel with headers (run tests/deps.sh)"
+			[ "$mode" != check ] || set -- "$@" default
 		fi
 		kernel_list "$@" >"$top/build/.kernels" || total_fail=$((total_fail + 1))
 		while read -r kver kdir kimage; do
+			guest_scope=all
 			for p in $preempt_modes; do
 				if has_preempt_model "$kdir" "$p"; then
 					guest "$kver" "$kdir" "$kimage" "$p"
+					# Further models: only the module's own tests.
+					guest_scope=kernel
 				else
 					echo "== $kver: no preempt=$p in this kernel (its .config), not booted with it"
 				fi
