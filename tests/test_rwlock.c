@@ -675,8 +675,18 @@ struct timed {
 	unsigned long cmd;
 	uint32_t flags;
 	uint64_t deadline;
+	clockid_t clock;	/* the deadline's */
 	int ret;
+	uint64_t ended;		/* @clock when the call returned */
 };
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
 
 static void *timed_main(void *arg)
 {
@@ -684,6 +694,7 @@ static void *timed_main(void *arg)
 
 	t->ret = ioc_lock(t->fd, t->cmd, (uintptr_t)t->word, t->flags,
 			  t->deadline, NULL);
+	t->ended = clock_ns(t->clock);
 	return NULL;
 }
 
@@ -691,9 +702,7 @@ START_TEST(test_rw_deadline)
 {
 	const int clocks[2] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
 	uint32_t tid = test_gettid(), word;
-	struct timespec ts;
 	struct timed t;
-	uint64_t start;
 	pthread_t th;
 	int fd = dev_open();
 	int c, k;
@@ -702,27 +711,27 @@ START_TEST(test_rw_deadline)
 		for (k = 0; k < 2; k++) {
 			/* A reader waits on our write lock, a writer on readers. */
 			word = k ? tid : SHARED | 1;
-			clock_gettime(clocks[c], &ts);
 			t = (struct timed) {
 				.fd = fd, .word = &word,
 				.cmd = k ? TOFUTEX_IOC_RDLOCK :
 					   TOFUTEX_IOC_WRLOCK,
 				.flags = TOFUTEX_LOCK_DEADLINE |
 					 (c ? TOFUTEX_LOCK_CLOCK_REALTIME : 0),
-				.deadline = (uint64_t)ts.tv_sec * NSEC_PER_SEC +
-					    (uint64_t)ts.tv_nsec +
+				.clock = clocks[c],
+				.deadline = clock_ns(clocks[c]) +
 					    30 * NSEC_PER_MSEC,
 			};
-			start = now_ns();
 			ck_assert_int_eq(pthread_create(&th, NULL, timed_main,
 							&t), 0);
 			ck_assert(join_within(th, NULL, TEST_WAIT_NS));
 			ck_assert_msg(t.ret == ETIMEDOUT,
 				      "clock %d kind %d: %d (%s), want ETIMEDOUT",
 				      c, k, t.ret, strerror(t.ret));
-			/* Not before the deadline. */
-			ck_assert_uint_ge(now_ns() - start,
-					  30 * NSEC_PER_MSEC - NSEC_PER_MSEC);
+			/* Not before the deadline, on the deadline's clock. */
+			ck_assert_msg(t.ended >= t.deadline,
+				      "clock %d kind %d: ETIMEDOUT %llu ns before the deadline",
+				      c, k,
+				      (unsigned long long)(t.deadline - t.ended));
 			/* A waiter that timed out leaves WAITERS at most. */
 			ck_assert_uint_eq(word_load(&word) & ~WAITERS &
 					  ~HANDOFF, k ? tid : SHARED | 1);
