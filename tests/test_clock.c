@@ -304,8 +304,9 @@ START_TEST(test_clock_set_back)
 			rel = call_release_err(&c);
 		WAIT_UNTIL(ok, atomic_load(&c.result) != -1, TEST_WAIT_NS);
 		if (shifted) {
-			struct timespec ts = ts_from_ns(rt0 + (now_ns() - mono0));
+			struct timespec ts;
 
+			ts = ts_from_ns(rt0 + (now_ns() - mono0));
 			clock_settime(CLOCK_REALTIME, &ts);
 		}
 		ck_assert_msg(shifted, "clock_settime: %s", strerror(errno));
@@ -316,7 +317,8 @@ START_TEST(test_clock_set_back)
 		if (asleep || !late || attempt == 3)
 			break;
 		/* It timed out before the clock went back: again. */
-		ck_assert_msg(r == ETIMEDOUT, "%s returned %d (%s), want ETIMEDOUT",
+		ck_assert_msg(r == ETIMEDOUT,
+			      "%s returned %d (%s), want ETIMEDOUT",
 			      op_names[c.op], r, strerror(r));
 		if (c.op == OP_LOCK)
 			call_release(&c);

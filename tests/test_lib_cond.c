@@ -403,9 +403,10 @@ END_TEST
 
 /*
  * A realtime deadline follows clock_settime(): stepped back an hour, a
- * wait due in 300 ms (more on a slow machine) is not over a second later; stepped forward again
- * (and then past an hour-away deadline) it ends with ETIMEDOUT. Root in a
- * guest only; the clock is stepped back afterwards.
+ * wait due in 300 ms (more on a slow machine) is not over a second
+ * later; stepped forward again (and then past an hour-away deadline) it
+ * ends with ETIMEDOUT. Root in a guest only; the clock is stepped back
+ * afterwards.
  */
 START_TEST(test_realtime_deadline_follows_settime)
 {
