@@ -94,6 +94,11 @@ static inline struct timespec ts_from_ns(uint64_t ns)
 	return ts;
 }
 
+static inline uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
 /* An absolute CLOCK_MONOTONIC time @rel_ns from now. */
 static inline struct timespec ts_in(uint64_t rel_ns)
 {

@@ -218,21 +218,26 @@ END_TEST
 struct holder {
 	tofutex_mutex_t m;
 	atomic_int locked;
-	atomic_int release;
 };
 
+/*
+ * Hold the mutex until a locker waits in the kernel (WAITERS is set), and
+ * then for longer than the auto cap, so that the locker's trip into the
+ * kernel costs more than the cap however late it came.
+ */
 static void *holder_main(void *arg)
 {
 	struct holder *h = arg;
+	bool ok;
 
 	if (tofutex_mutex_lock(&h->m))
 		return (void *)1;
 	atomic_store(&h->locked, 1);
-	while (!atomic_load(&h->release))
-		sleep_ns(100 * NSEC_PER_USEC);
-	/* Let the waiter spin out its budget and enter the kernel. */
-	sleep_ns(20 * NSEC_PER_MSEC);
-	return (void *)(uintptr_t)tofutex_mutex_unlock(&h->m);
+	WAIT_UNTIL(ok, word_load(&h->m.word) & TOFUTEX_WAITERS, TEST_WAIT_NS);
+	sleep_ns(20 * SPIN_AUTO_CAP_NS);
+	if (tofutex_mutex_unlock(&h->m) || !ok)
+		return (void *)1;
+	return NULL;
 }
 
 /*
@@ -253,7 +258,6 @@ START_TEST(test_spin_learns_from_lock)
 	ck_assert_int_eq(pthread_create(&t, NULL, holder_main, &h), 0);
 	while (!atomic_load(&h.locked))
 		sleep_ns(100 * NSEC_PER_USEC);
-	atomic_store(&h.release, 1);
 	ck_assert_int_eq(tofutex_mutex_lock(&h.m), 0);
 	ck_assert_int_eq(tofutex_mutex_unlock(&h.m), 0);
 	ck_assert(join_within(t, &ret, TEST_WAIT_NS));

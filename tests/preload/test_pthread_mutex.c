@@ -529,17 +529,25 @@ START_TEST(test_mutual_exclusion)
 }
 END_TEST
 
+/* Hold @m until another thread waits for it in the kernel (WAITERS). */
 static void *hold_main(void *arg)
 {
 	pthread_mutex_t *m = arg;
+	bool ok;
 
 	TCHECK(pthread_mutex_lock(m) == 0, "lock");
-	sleep_ns(100 * NSEC_PER_MSEC);
+	WAIT_UNTIL(ok, __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) &
+		       TOFUTEX_WAITERS, TEST_WAIT_NS);
+	TCHECK(ok, "the locker never waited with WAITERS set: word 0x%08x",
+	       (uint32_t)m->__data.__lock);
 	TCHECK(pthread_mutex_unlock(m) == 0, "unlock");
 	return NULL;
 }
 
-/* A lock that must wait for a sleeping owner goes to the kernel. */
+/*
+ * A lock that must wait for a sleeping owner goes to the kernel; the
+ * owner keeps the mutex until it does, however late the lock comes.
+ */
 START_TEST(test_contended_lock_uses_backend)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;

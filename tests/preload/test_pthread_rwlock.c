@@ -558,17 +558,24 @@ START_TEST(test_shared_readers)
 }
 END_TEST
 
+/* Write-lock @rw until another thread waits for it (WAITERS). */
 static void *hold_write_main(void *arg)
 {
 	pthread_rwlock_t *rw = arg;
+	bool ok;
 
 	TCHECK(pthread_rwlock_wrlock(rw) == 0, "wrlock");
-	sleep_ns(100 * NSEC_PER_MSEC);
+	WAIT_UNTIL(ok, rw_word(rw) & TOFUTEX_WAITERS, TEST_WAIT_NS);
+	TCHECK(ok, "the reader never waited with WAITERS set: word 0x%08x",
+	       rw_word(rw));
 	TCHECK(pthread_rwlock_unlock(rw) == 0, "unlock");
 	return NULL;
 }
 
-/* A reader that must wait for a sleeping writer goes to the kernel. */
+/*
+ * A reader that must wait for a sleeping writer goes to the kernel; the
+ * writer keeps the lock until it does, however late the reader comes.
+ */
 START_TEST(test_contended_lock_uses_backend)
 {
 	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
