@@ -171,16 +171,21 @@ static inline ktime_t tofutex_timens_monotonic_to_host(ktime_t tim)
  * with user_access_begin() and __get_user(), where a non-canonical
  * address is a general protection fault, and a warning from the fault's
  * fixup. TASK_SIZE_MAX is the top of user space for four- and five-level
- * paging alike, whatever access_ok() was built with.
+ * paging alike, whatever access_ok() was built with. Other architectures
+ * keep access_ok() alone (arm64's takes tagged addresses, as futex(2)).
  *
  * Return: true when the range is user memory's.
  */
 static inline bool tofutex_access_ok(const void __user *p, unsigned long size)
 {
+#ifdef CONFIG_X86_64
 	unsigned long addr = (unsigned long)p;
 
 	return access_ok(p, size) && size <= TASK_SIZE_MAX &&
 	       addr <= TASK_SIZE_MAX - size;
+#else
+	return access_ok(p, size);
+#endif
 }
 
 #endif /* _TOFUTEX_COMPAT_H */
