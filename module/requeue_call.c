@@ -276,9 +276,16 @@ static bool tofutex_requeue_acted(const struct tofutex_requeue_call *rc)
  */
 static int tofutex_requeue_retry(struct tofutex_requeue_call *rc, int ret)
 {
-	if (ret == -EFAULT)
+	if (ret == -EFAULT) {
 		ret = tofutex_word_fault_in(rc->fault_uaddr, rc->fault_write);
-	else if (ret == -EBUSY)
+		/*
+		 * A fault-in that waited and was interrupted: restarted too.
+		 * A broadcast has no EINTR (pthread_cond_broadcast() cannot
+		 * return it), and nothing is repeated by the restart.
+		 */
+		if (ret == -ERESTARTSYS)
+			ret = -ERESTARTNOINTR;
+	} else if (ret == -EBUSY)
 		ret = signal_pending(current) ? -ERESTARTNOINTR : 0;
 	if (!ret || !tofutex_requeue_acted(rc))
 		return ret;

@@ -911,6 +911,89 @@ START_TEST(test_rwunlock_fault_signal_restarts)
 }
 END_TEST
 
+static atomic_uint waiter_tid;
+static atomic_int waiter_err;
+
+static void *cond_waiter_main(void *p)
+{
+	struct tofutex_wait a = { .uaddr = (uintptr_t)p };
+	int fd = dev_open();
+
+	atomic_store(&waiter_tid, test_gettid());
+	if (ioctl(fd, TOFUTEX_IOC_WAIT, &a))
+		atomic_store(&waiter_err, errno);
+	close(fd);
+	return NULL;
+}
+
+struct uffd_requeuer {
+	uint32_t *cond, *lock;
+	atomic_int result;	/* -1 while in the call */
+};
+
+static void *uffd_requeuer_main(void *p)
+{
+	struct uffd_requeuer *q = p;
+	struct tofutex_requeue a = {
+		.uaddr = (uintptr_t)q->cond, .lock_uaddr = (uintptr_t)q->lock,
+		.requeue_count = INT32_MAX,
+	};
+	int fd = dev_open();
+
+	atomic_store(&q->result, ioctl(fd, TOFUTEX_IOC_REQUEUE, &a) ? errno : 0);
+	close(fd);
+	return NULL;
+}
+
+/*
+ * REQUEUE whose lock word's fault-in waits and is interrupted by a signal
+ * without SA_RESTART, before it woke or moved anyone: restarted, never
+ * EINTR (a condition variable's broadcast cannot fail so), and the waiter
+ * is moved once the page comes.
+ */
+START_TEST(test_requeue_fault_signal_restarts)
+{
+	static uint32_t cond;
+	struct uffd_requeuer q;
+	struct uffd_page m;
+	pthread_t w, t;
+	bool ended;
+	int r, fd;
+
+	install_sigusr1(false);
+	atomic_store(&waiter_tid, 0);
+	atomic_store(&waiter_err, 0);
+	cond = 0;
+	ck_assert_int_eq(pthread_create(&w, NULL, cond_waiter_main, &cond), 0);
+	while (!atomic_load(&waiter_tid))
+		sched_yield();
+	wait_asleep_in(atomic_load(&waiter_tid), TOFUTEX_IOC_WAIT, "WAIT");
+	uffd_minor_setup(&m, test_gettid());
+	q = (struct uffd_requeuer) { .cond = &cond, .lock = m.page };
+	atomic_store(&q.result, -1);
+	ck_assert_int_eq(pthread_create(&t, NULL, uffd_requeuer_main, &q), 0);
+	uffd_page_await_fault(&m);
+	ck_assert_int_eq(pthread_kill(t, SIGUSR1), 0);
+	sleep_ns(NEAR_NS);
+	r = atomic_load(&q.result);
+	ck_assert_int_ge(atomic_load(&sig_count), 1);
+	uffd_page_serve(&m);
+	ended = join_within(t, NULL, TEST_WAIT_NS);
+	ck_assert_msg(r == -1, "REQUEUE returned %d (%s) after the signal",
+		      r, r > 0 ? strerror(r) : "");
+	ck_assert(ended);
+	ck_assert_int_eq(atomic_load(&q.result), 0);
+	/* Moved onto the lock: our unlock (WAITERS now set) releases it. */
+	ck_assert_uint_eq(word_load(m.page), test_gettid() | WAITERS);
+	fd = dev_open();
+	ck_assert_int_eq(raw_unlock_cmd(fd, TOFUTEX_IOC_UNLOCK, m.page), 0);
+	close(fd);
+	ck_assert(join_within(w, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(atomic_load(&waiter_err), 0);
+	uffd_page_teardown(&m);
+}
+END_TEST
+
 static Suite *lock_bounds_suite(void)
 {
 	Suite *s = suite_create("lock_bounds");
@@ -937,6 +1020,7 @@ static Suite *lock_bounds_suite(void)
 	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 3);
 	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 3);
 	tcase_add_test(tc, test_rwunlock_fault_signal_restarts);
+	tcase_add_test(tc, test_requeue_fault_signal_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }
