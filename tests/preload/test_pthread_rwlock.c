@@ -603,6 +603,110 @@ START_TEST(test_contended_lock_uses_backend)
 }
 END_TEST
 
+/*
+ * A writer whose timed lock ran out (after it waited long enough to
+ * block new readers) leaves nothing behind: once the readers are gone the
+ * lock is free for readers and writers alike, as glibc's is.
+ */
+static int timedwr_long(pthread_rwlock_t *rw)
+{
+	struct timespec ts = realtime_in(200 * NSEC_PER_MSEC);
+
+	return pthread_rwlock_timedwrlock(rw, &ts);
+}
+
+static int clockwr_long(pthread_rwlock_t *rw)
+{
+	struct timespec ts = ts_in(200 * NSEC_PER_MSEC);
+
+	return pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts);
+}
+
+START_TEST(test_timed_out_writer_withdraws)
+{
+	int (*const writer[])(pthread_rwlock_t *) = {
+		timedwr_long, clockwr_long,
+	};
+	struct timespec soon;
+	pthread_rwlock_t rw;
+	size_t i;
+
+	rwlock_make(&rw, _i);
+	for (i = 0; i < sizeof(writer) / sizeof(writer[0]); i++) {
+		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+		ck_assert_int_eq(in_thread(writer[i], &rw), ETIMEDOUT);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		/* Free: every lock succeeds at once. */
+		ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), 0);
+		soon = realtime_in(TEST_WAIT_NS);
+		ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &soon), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	}
+}
+END_TEST
+
+/*
+ * The writer-preferring nonrecursive kind: once a writer waits (new
+ * readers' tryrdlock fails), a reader that comes after it gets the lock
+ * only after that writer, however long the readers ahead hold it.
+ */
+struct order {
+	pthread_rwlock_t *rw;
+	bool write;
+	int *next;
+	int got;
+};
+
+static void *order_main(void *arg)
+{
+	struct order *o = arg;
+	int r = o->write ? pthread_rwlock_wrlock(o->rw) :
+			   pthread_rwlock_rdlock(o->rw);
+
+	if (r) {
+		o->got = -r;
+		return NULL;
+	}
+	o->got = __atomic_add_fetch(o->next, 1, __ATOMIC_SEQ_CST);
+	sleep_ns(10 * NSEC_PER_MSEC);
+	pthread_rwlock_unlock(o->rw);
+	return NULL;
+}
+
+START_TEST(test_waiting_writer_before_later_readers)
+{
+	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0;
+	struct order w = { .write = true, .next = &next };
+	struct order r = { .write = false, .next = &next };
+	pthread_rwlock_t rw;
+	pthread_t tw, tr;
+	bool waits;
+
+	rwlock_make(&rw, k);
+	w.rw = r.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
+	/* The writer waits when new readers are refused. */
+	WAIT_UNTIL(waits, in_thread(tryrd_and_unlock, &rw) == EBUSY,
+		   TEST_WAIT_NS);
+	ck_assert_msg(waits, "new readers still join: the writer never waits");
+	ck_assert_int_eq(pthread_create(&tr, NULL, order_main, &r), 0);
+	/* Long enough for any poll of the reader's to run out; not needed. */
+	sleep_ns(200 * NSEC_PER_MSEC);
+	ck_assert_int_eq(__atomic_load_n(&next, __ATOMIC_SEQ_CST), 0);
+	ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+	ck_assert(join_within(tr, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.got, 1);
+	ck_assert_int_eq(r.got, 2);
+}
+END_TEST
+
 /* ---- process-shared rwlocks stay glibc's ---- */
 
 START_TEST(test_pshared_is_glibc)
@@ -670,6 +774,8 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_both_clocks, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_unlock_not_held, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_destroy_held, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_timed_out_writer_withdraws, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
