@@ -38,11 +38,11 @@
  * WAITERS wakes every sleeper, and they compete again. A writer that
  * waited TOFUTEX_RW_FUTEX_HANDOFF_NS on readers sets RW_HANDOFF: new
  * readers then wait, and the last reader leaves the word free but
- * reserved, RW_HANDOFF | WAITERS, which only a writer takes. A reader
- * that has slept a whole TOFUTEX_POLL_NS on a reserved word takes it
- * anyway: the writer that reserved it may have given up (deadline), and
- * nobody else would clear it. A dead writer's word is taken over, found
- * as a dead lock owner is.
+ * reserved, RW_HANDOFF | WAITERS, which only a writer takes (or a
+ * reader that may join past it). A writer whose deadline passes withdraws
+ * RW_HANDOFF and wakes the sleepers: another starving writer sets it
+ * again. A dead writer's word is taken over, found as a dead lock owner
+ * is.
  *
  * Wait and wake are FUTEX_WAIT_BITSET and FUTEX_WAKE; a swap is a wake
  * followed by a wait: same result, without the module's placement of the
@@ -370,12 +370,12 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 			  const struct tofutex__deadline *dl, bool join)
 {
-	bool check_owner = true, reserved_ok = join, raced, expired;
+	bool check_owner = true, raced, expired;
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	int err;
 
 	for (;;) {
-		err = tofutex_rw_try_read(rw, &w, reserved_ok, &raced);
+		err = tofutex_rw_try_read(rw, &w, join, &raced);
 		if (err != EBUSY)
 			return err;
 		err = tofutex_rw_futex_writer(rw, &w, &check_owner);
@@ -388,10 +388,8 @@ int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 					     &expired);
 		if (expired)
 			return ETIMEDOUT;
-		if (err == ETIMEDOUT) {
+		if (err == ETIMEDOUT)
 			check_owner = true;
-			reserved_ok = true;
-		}
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	}
 }
@@ -401,13 +399,35 @@ static uint64_t tofutex_rw_now(void)
 	return tofutex__clock_ns(CLOCK_MONOTONIC);
 }
 
+/*
+ * On futex(2): a writer that set RW_HANDOFF gives up (its deadline
+ * passed): clear the bit, a free word entirely, and wake every sleeper;
+ * a writer still starving sets it again.
+ */
+static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
+{
+	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), want;
+
+	do {
+		if (!(w & RW_HANDOFF))
+			return;
+		want = w & ~RW_HANDOFF;
+		if (!(want & RW_COUNT))
+			want = 0;
+	} while (!__atomic_compare_exchange_n(&rw->word, &w, want, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	if (w & TOFUTEX_WAITERS)
+		tofutex__futex_wake(&rw->word, INT_MAX);
+}
+
 /* ->wrlock() */
 int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			  const struct tofutex__deadline *dl)
 {
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), extra;
 	uint64_t start = tofutex_rw_now(), waited, poll;
-	bool check_owner = true, expired;
+	bool check_owner = true, reserved = false, expired;
 	int err;
 
 	for (;;) {
@@ -433,9 +453,13 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			else
 				poll = TOFUTEX_RW_FUTEX_HANDOFF_NS - waited;
 		}
+		reserved |= extra != 0;
 		err = tofutex_rw_futex_sleep(rw, w, extra, dl, poll, &expired);
-		if (expired)
+		if (expired) {
+			if (reserved)
+				tofutex_rw_futex_withdraw(rw);
 			return ETIMEDOUT;
+		}
 		if (err == ETIMEDOUT)
 			check_owner = true;
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);

@@ -44,7 +44,8 @@ static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
 		return EBUSY;
 	if (n == RW_COUNT)
 		return EAGAIN;
-	want = RW_SHARED | (n + 1) | (*w & TOFUTEX_WAITERS);
+	/* A join past RW_HANDOFF keeps it: the writer still waits. */
+	want = RW_SHARED | (n + 1) | (*w & (TOFUTEX_WAITERS | RW_HANDOFF));
 	if (__atomic_compare_exchange_n(&rw->word, w, want, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;

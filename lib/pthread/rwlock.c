@@ -29,6 +29,13 @@
  *   write lock by a reader deadlock (a timed lock ends with ETIMEDOUT)
  *   reader count full      EAGAIN (2^28 - 1 readers)
  *   bad deadline           EINVAL, checked first, as glibc does
+ *   NULL deadline          no deadline: glibc 2.36's 64-bit timed locks
+ *                          pass it on to a futex wait without a timeout
+ *   held by a thread of    (the child of fork()) the lock blocks, a timed
+ *   the parent             one ends with ETIMEDOUT, a try one with EBUSY,
+ *                          as glibc's, whose child waits for a writer
+ *                          that is not there; libtofutex's EPERM for the
+ *                          foreign owner is no error glibc's lock returns
  *   unlock of a free lock  EPERM (glibc returns 0 and corrupts the lock)
  *   destroy while held     0, as glibc's destroy, which checks nothing
  */
@@ -52,20 +59,86 @@ static bool tfx_rw_joins(int kind)
 }
 
 /*
- * Read-lock our @rw of @kind; @timed: by @abstime on @clockid, which is
- * checked first (EINVAL) as libtofutex and glibc check it.
+ * Hide from the compiler that pthread.h declares @abstime nonnull, so
+ * that a NULL one is still seen as NULL.
  */
-static int tfx_rdlock(pthread_rwlock_t *rw, int kind, bool timed,
-		      clockid_t clockid, const struct timespec *abstime)
+static inline const struct timespec *tfx_rw_maybe_null(
+	const struct timespec *abstime)
+{
+	__asm__("" : "+r"(abstime));
+	return abstime;
+}
+
+/* tfx_rw_stall(): the word changed, lock again. Not an errno value. */
+#define TFX_RW_AGAIN	(-1)
+
+/*
+ * Held by a thread of the parent (the child of fork(); libtofutex says
+ * EPERM): wait, as glibc's lock would, until the word changes
+ * (TFX_RW_AGAIN) or @abstime on @clockid passes (ETIMEDOUT; NULL: never).
+ * Nothing wakes such a waiter, so it polls every TOFUTEX_POLL_NS.
+ */
+static int tfx_rw_stall(pthread_rwlock_t *rw, clockid_t clockid,
+			const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	uint32_t never = 0;
+	struct timespec now, slice;
+	int err;
 
-	if (!tfx_rw_joins(kind))
-		return timed ? tofutex_rwlock_clockrdlock(t, clockid, abstime) :
-			       tofutex_rwlock_rdlock(t);
-	if (timed && !abstime)
-		return EINVAL;
-	return tofutex__rwlock_join_rdlock(t, clockid, abstime);
+	for (;;) {
+		if (__atomic_load_n(&t->word, __ATOMIC_RELAXED) != word)
+			return TFX_RW_AGAIN;
+		clock_gettime(clockid, &now);
+		if (abstime && (now.tv_sec > abstime->tv_sec ||
+				(now.tv_sec == abstime->tv_sec &&
+				 now.tv_nsec >= abstime->tv_nsec)))
+			return ETIMEDOUT;
+		slice = now;
+		slice.tv_nsec += TOFUTEX_POLL_NS;
+		if (slice.tv_nsec >= (long)TOFUTEX_NSEC_PER_SEC) {
+			slice.tv_sec++;
+			slice.tv_nsec -= TOFUTEX_NSEC_PER_SEC;
+		}
+		if (abstime && (slice.tv_sec > abstime->tv_sec ||
+				(slice.tv_sec == abstime->tv_sec &&
+				 slice.tv_nsec > abstime->tv_nsec)))
+			slice = *abstime;
+		err = tofutex_clockwait(&never, 0, clockid, &slice);
+		if (err && err != ETIMEDOUT && err != EINTR)
+			return err;
+	}
+}
+
+/*
+ * Lock our @rw of @kind, for writing when @write, by @abstime on
+ * @clockid (NULL: no deadline, @clockid not looked at), which libtofutex
+ * checks first (EINVAL) as glibc does.
+ */
+static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
+		       clockid_t clockid, const struct timespec *abstime)
+{
+	tofutex_rwlock_t *t = tfx_rwlock(rw);
+	int err;
+
+	if (!abstime)
+		clockid = CLOCK_MONOTONIC;
+	do {
+		if (write)
+			err = abstime ? tofutex_rwlock_clockwrlock(t, clockid,
+								   abstime) :
+					tofutex_rwlock_wrlock(t);
+		else if (tfx_rw_joins(kind))
+			err = tofutex__rwlock_join_rdlock(t, clockid, abstime);
+		else
+			err = abstime ? tofutex_rwlock_clockrdlock(t, clockid,
+								   abstime) :
+					tofutex_rwlock_rdlock(t);
+		if (err == EPERM)
+			err = tfx_rw_stall(rw, clockid, abstime);
+	} while (err == TFX_RW_AGAIN);
+	return err;
 }
 
 int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
@@ -96,7 +169,7 @@ int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_rdlock(rw);
-	return tfx_rdlock(rw, kind, false, CLOCK_REALTIME, NULL);
+	return tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw,
@@ -106,7 +179,8 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw,
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_timedrdlock(rw, abstime);
-	return tfx_rdlock(rw, kind, true, CLOCK_REALTIME, abstime);
+	return tfx_rw_lock(rw, kind, false, CLOCK_REALTIME,
+			   tfx_rw_maybe_null(abstime));
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clockid,
@@ -116,7 +190,8 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clockid,
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_clockrdlock(rw, clockid, abstime);
-	return tfx_rdlock(rw, kind, true, clockid, abstime);
+	return tfx_rw_lock(rw, kind, false, clockid,
+			   tfx_rw_maybe_null(abstime));
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
@@ -132,25 +207,33 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
-	if (tfx_rwlock_kind(rw) < 0)
+	int kind = tfx_rwlock_kind(rw);
+
+	if (kind < 0)
 		return tfx_glibc()->rwlock_wrlock(rw);
-	return tofutex_rwlock_wrlock(tfx_rwlock(rw));
+	return tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw,
 			       const struct timespec *abstime)
 {
-	if (tfx_rwlock_kind(rw) < 0)
+	int kind = tfx_rwlock_kind(rw);
+
+	if (kind < 0)
 		return tfx_glibc()->rwlock_timedwrlock(rw, abstime);
-	return tofutex_rwlock_timedwrlock(tfx_rwlock(rw), abstime);
+	return tfx_rw_lock(rw, kind, true, CLOCK_REALTIME,
+			   tfx_rw_maybe_null(abstime));
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clockid,
 			       const struct timespec *abstime)
 {
-	if (tfx_rwlock_kind(rw) < 0)
+	int kind = tfx_rwlock_kind(rw);
+
+	if (kind < 0)
 		return tfx_glibc()->rwlock_clockwrlock(rw, clockid, abstime);
-	return tofutex_rwlock_clockwrlock(tfx_rwlock(rw), clockid, abstime);
+	return tfx_rw_lock(rw, kind, true, clockid,
+			   tfx_rw_maybe_null(abstime));
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)

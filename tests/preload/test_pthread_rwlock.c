@@ -603,6 +603,271 @@ START_TEST(test_contended_lock_uses_backend)
 }
 END_TEST
 
+/*
+ * A writer whose timed lock ran out (after it waited long enough to
+ * block new readers) leaves nothing behind: once the readers are gone the
+ * lock is free for readers and writers alike, as glibc's is.
+ */
+static int timedwr_long(pthread_rwlock_t *rw)
+{
+	struct timespec ts = realtime_in(200 * NSEC_PER_MSEC);
+
+	return pthread_rwlock_timedwrlock(rw, &ts);
+}
+
+static int clockwr_long(pthread_rwlock_t *rw)
+{
+	struct timespec ts = ts_in(200 * NSEC_PER_MSEC);
+
+	return pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, &ts);
+}
+
+START_TEST(test_timed_out_writer_withdraws)
+{
+	int (*const writer[])(pthread_rwlock_t *) = {
+		timedwr_long, clockwr_long,
+	};
+	struct timespec soon;
+	pthread_rwlock_t rw;
+	size_t i;
+
+	rwlock_make(&rw, _i);
+	for (i = 0; i < sizeof(writer) / sizeof(writer[0]); i++) {
+		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+		ck_assert_int_eq(in_thread(writer[i], &rw), ETIMEDOUT);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		/* Free: every lock succeeds at once. */
+		ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), 0);
+		soon = realtime_in(TEST_WAIT_NS);
+		ck_assert_int_eq(pthread_rwlock_timedrdlock(&rw, &soon), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), 0);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	}
+}
+END_TEST
+
+/*
+ * glibc 2.36's timed locks on x86-64 hand a NULL deadline to a futex
+ * wait as no timeout: a NULL deadline is a lock without one, for every
+ * kind, read or write, free or held.
+ */
+static const struct timespec *volatile no_deadline;
+
+static int timedrd_null(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_timedrdlock(rw, no_deadline);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int timedwr_null(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_timedwrlock(rw, no_deadline);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int clockrd_null(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_clockrdlock(rw, CLOCK_MONOTONIC, no_deadline);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+static int clockwr_null(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, no_deadline);
+
+	return r ? r : pthread_rwlock_unlock(rw);
+}
+
+START_TEST(test_timed_null_deadline)
+{
+	int (*const fn[])(pthread_rwlock_t *) = {
+		timedrd_null, timedwr_null, clockrd_null, clockwr_null,
+	};
+	struct call c = { .ret = -1 };
+	pthread_rwlock_t rw;
+	pthread_t t;
+	size_t i;
+
+	rwlock_make(&rw, _i);
+	for (i = 0; i < sizeof(fn) / sizeof(fn[0]); i++) {
+		ck_assert_int_eq(fn[i](&rw), 0);
+		/* Held: it waits for the unlock, however long. */
+		ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+		c.fn = fn[i];
+		c.rw = &rw;
+		c.ret = -1;
+		ck_assert_int_eq(pthread_create(&t, NULL, call_main, &c), 0);
+		ck_assert(!join_within(t, NULL, 50 * NSEC_PER_MSEC));
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(c.ret, 0);
+	}
+}
+END_TEST
+
+/*
+ * The writer-preferring nonrecursive kind: once a writer waits (new
+ * readers' tryrdlock fails), a reader that comes after it gets the lock
+ * only after that writer, however long the readers ahead hold it.
+ */
+struct order {
+	pthread_rwlock_t *rw;
+	bool write;
+	int *next;
+	int got;
+};
+
+static void *order_main(void *arg)
+{
+	struct order *o = arg;
+	int r = o->write ? pthread_rwlock_wrlock(o->rw) :
+			   pthread_rwlock_rdlock(o->rw);
+
+	if (r) {
+		o->got = -r;
+		return NULL;
+	}
+	o->got = __atomic_add_fetch(o->next, 1, __ATOMIC_SEQ_CST);
+	sleep_ns(10 * NSEC_PER_MSEC);
+	pthread_rwlock_unlock(o->rw);
+	return NULL;
+}
+
+START_TEST(test_waiting_writer_before_later_readers)
+{
+	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0;
+	struct order w = { .write = true, .next = &next };
+	struct order r = { .write = false, .next = &next };
+	pthread_rwlock_t rw;
+	pthread_t tw, tr;
+	bool waits;
+
+	rwlock_make(&rw, k);
+	w.rw = r.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
+	/* The writer waits when new readers are refused. */
+	WAIT_UNTIL(waits, in_thread(tryrd_and_unlock, &rw) == EBUSY,
+		   TEST_WAIT_NS);
+	ck_assert_msg(waits, "new readers still join: the writer never waits");
+	ck_assert_int_eq(pthread_create(&tr, NULL, order_main, &r), 0);
+	/* Long enough for any poll of the reader's to run out; not needed. */
+	sleep_ns(200 * NSEC_PER_MSEC);
+	ck_assert_int_eq(__atomic_load_n(&next, __ATOMIC_SEQ_CST), 0);
+	ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+	ck_assert(join_within(tr, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.got, 1);
+	ck_assert_int_eq(r.got, 2);
+}
+END_TEST
+
+/* ---- fork() ---- */
+
+/*
+ * The child of fork() of a process whose other thread write-holds an
+ * rwlock: as glibc's, the child's locks wait for that writer, which is
+ * not there: lock blocks, timed lock ETIMEDOUT, try lock EBUSY.
+ */
+static void *hold_until_pipe_main(void *arg)
+{
+	struct { pthread_rwlock_t *rw; int held[2], done[2]; } *h = arg;
+	char c = 1;
+
+	if (pthread_rwlock_wrlock(h->rw) != 0 || write(h->held[1], &c, 1) != 1)
+		return (void *)1;
+	if (read(h->done[0], &c, 1) != 1)
+		return (void *)1;
+	return (void *)(intptr_t)pthread_rwlock_unlock(h->rw);
+}
+
+static int rdlock_forever(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_rdlock(rw) ? 1 : 2;
+}
+
+static int wrlock_forever(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_wrlock(rw) ? 1 : 2;
+}
+
+/* In the child: the bits of what went wrong, 0 when all is glibc's. */
+static int child_of_held(pthread_rwlock_t *rw)
+{
+	struct call c[2] = {
+		{ .fn = rdlock_forever, .rw = rw },
+		{ .fn = wrlock_forever, .rw = rw },
+	};
+	struct timespec real, mono;
+	int bad = 0, i;
+	pthread_t t;
+
+	if (pthread_rwlock_tryrdlock(rw) != EBUSY)
+		bad |= 1;
+	if (pthread_rwlock_trywrlock(rw) != EBUSY)
+		bad |= 2;
+	real = realtime_in(50 * NSEC_PER_MSEC);
+	if (pthread_rwlock_timedrdlock(rw, &real) != ETIMEDOUT)
+		bad |= 4;
+	real = realtime_in(50 * NSEC_PER_MSEC);
+	if (pthread_rwlock_timedwrlock(rw, &real) != ETIMEDOUT)
+		bad |= 8;
+	mono = ts_in(50 * NSEC_PER_MSEC);
+	if (pthread_rwlock_clockrdlock(rw, CLOCK_MONOTONIC, &mono) != ETIMEDOUT)
+		bad |= 16;
+	mono = ts_in(50 * NSEC_PER_MSEC);
+	if (pthread_rwlock_clockwrlock(rw, CLOCK_MONOTONIC, &mono) != ETIMEDOUT)
+		bad |= 32;
+	for (i = 0; i < 2; i++) {
+		c[i].ret = 0;
+		if (pthread_create(&t, NULL, call_main, &c[i]) != 0 ||
+		    join_within(t, NULL, 100 * NSEC_PER_MSEC))
+			bad |= 64 << i;
+	}
+	return bad;
+}
+
+START_TEST(test_fork_child_of_writer)
+{
+	struct { pthread_rwlock_t *rw; int held[2], done[2]; } h;
+	pthread_rwlock_t rw;
+	int status;
+	pthread_t t;
+	void *ret;
+	pid_t pid;
+	char c;
+
+	rwlock_make(&rw, _i);
+	h.rw = &rw;
+	ck_assert_int_eq(pipe(h.held), 0);
+	ck_assert_int_eq(pipe(h.done), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_until_pipe_main, &h), 0);
+	ck_assert_int_eq(read(h.held[0], &c, 1), 1);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(child_of_held(&rw));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(write(h.done[1], &c, 1) == 1);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_ptr_eq(ret, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (exit bits: 1 tryrd, 2 trywr, 4 timedrd, 8 timedwr, 16 clockrd, 32 clockwr, 64 rdlock, 128 wrlock did not wait)",
+		      status);
+	close(h.held[0]);
+	close(h.held[1]);
+	close(h.done[0]);
+	close(h.done[1]);
+}
+END_TEST
+
 /* ---- process-shared rwlocks stay glibc's ---- */
 
 START_TEST(test_pshared_is_glibc)
@@ -670,6 +935,10 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_both_clocks, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_unlock_not_held, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_destroy_held, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_timed_out_writer_withdraws, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
+	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
