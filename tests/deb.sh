@@ -134,10 +134,11 @@ leftovers() {
 		fi
 	done
 	# Directories count only when they are the packages' own (/usr and
-	# the like are shared).
+	# the like are shared; so is /lib, a link to usr/lib on a merged-/usr
+	# system, which the unit's /lib/systemd/system names).
 	if [ -n "$tmp" ] && [ -s "$tmp/files" ]; then
 		while IFS= read -r f; do
-			if [ -L "$f" ] || [ -f "$f" ] ||
+			if { [ -L "$f" ] && [ ! -d "$f" ]; } || [ -f "$f" ] ||
 			   { [ -d "$f" ] && [[ $f == *tofutex* ]]; }; then
 				echo "left: $f"
 			fi
