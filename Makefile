@@ -518,7 +518,7 @@ help:
 	@echo '                       10 s of tests; 30 s with the build from a clean tree)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
-	@echo '                       (about 35 min on 2 idle cores)'
+	@echo '                       (27 min on 2 idle cores)'
 	@echo '  make check-matrix    the guests on every kernel series Debian ships (6.1-7.x, -rt)'
 	@echo '  make check-glibc     glibc'"'"'s own mutex/condvar/cancellation/rwlock tests, stock and'
 	@echo '                       under tofutex-run, on this host (futex backend; about 3 min,'
