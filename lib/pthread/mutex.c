@@ -138,8 +138,6 @@ static int tfx_stall(pthread_mutex_t *m, enum tfx_stall why,
 		     clockid_t clockid, const struct timespec *abstime)
 {
 	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
-	uint32_t never = 0;
-	struct timespec now, slice;
 	int err;
 
 	/* The wait glibc's lock would make here rejects a bad timespec. */
@@ -150,23 +148,8 @@ static int tfx_stall(pthread_mutex_t *m, enum tfx_stall why,
 	for (;;) {
 		if (tfx_stall_over(m, why, word))
 			return TFX_AGAIN;
-		clock_gettime(clockid, &now);
-		if (abstime && (now.tv_sec > abstime->tv_sec ||
-				(now.tv_sec == abstime->tv_sec &&
-				 now.tv_nsec >= abstime->tv_nsec)))
-			return ETIMEDOUT;
-		slice = now;
-		slice.tv_nsec += TOFUTEX_POLL_NS;
-		if (slice.tv_nsec >= (long)TOFUTEX_NSEC_PER_SEC) {
-			slice.tv_sec++;
-			slice.tv_nsec -= TOFUTEX_NSEC_PER_SEC;
-		}
-		if (abstime && (slice.tv_sec > abstime->tv_sec ||
-				(slice.tv_sec == abstime->tv_sec &&
-				 slice.tv_nsec > abstime->tv_nsec)))
-			slice = *abstime;
-		err = tofutex_clockwait(&never, 0, clockid, &slice);
-		if (err && err != ETIMEDOUT && err != EINTR)
+		err = tfx_stall_step(clockid, abstime);
+		if (err)
 			return err;
 	}
 }

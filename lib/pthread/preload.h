@@ -112,6 +112,15 @@ extern struct tfx_real tfx_real TOFUTEX_HIDDEN;
 /* real.c: fill it now (a call that came before our constructor ran). */
 TOFUTEX_HIDDEN void tfx_real_resolve(void);
 
+/*
+ * stall.c: one poll period of a stalled lock: ETIMEDOUT once @abstime on
+ * @clockid (NULL: never) has passed, else sleep until the next poll
+ * (TOFUTEX_POLL_NS) or @abstime and return 0, or tofutex_clockwait()'s
+ * error.
+ */
+TOFUTEX_HIDDEN int tfx_stall_step(clockid_t clockid,
+				  const struct timespec *abstime);
+
 static inline const struct tfx_real *tfx_glibc(void)
 {
 	if (__builtin_expect(!tfx_real.cond_broadcast, 0))

@@ -83,30 +83,13 @@ static int tfx_rw_stall(pthread_rwlock_t *rw, clockid_t clockid,
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
 	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
-	uint32_t never = 0;
-	struct timespec now, slice;
 	int err;
 
 	for (;;) {
 		if (__atomic_load_n(&t->word, __ATOMIC_RELAXED) != word)
 			return TFX_RW_AGAIN;
-		clock_gettime(clockid, &now);
-		if (abstime && (now.tv_sec > abstime->tv_sec ||
-				(now.tv_sec == abstime->tv_sec &&
-				 now.tv_nsec >= abstime->tv_nsec)))
-			return ETIMEDOUT;
-		slice = now;
-		slice.tv_nsec += TOFUTEX_POLL_NS;
-		if (slice.tv_nsec >= (long)TOFUTEX_NSEC_PER_SEC) {
-			slice.tv_sec++;
-			slice.tv_nsec -= TOFUTEX_NSEC_PER_SEC;
-		}
-		if (abstime && (slice.tv_sec > abstime->tv_sec ||
-				(slice.tv_sec == abstime->tv_sec &&
-				 slice.tv_nsec > abstime->tv_nsec)))
-			slice = *abstime;
-		err = tofutex_clockwait(&never, 0, clockid, &slice);
-		if (err && err != ETIMEDOUT && err != EINTR)
+		err = tfx_stall_step(clockid, abstime);
+		if (err)
 			return err;
 	}
 }
