@@ -59,7 +59,8 @@ TRACE_DEFINE_ENUM(TOFUTEX_OP_RWUNLOCK);
 			 { TOFUTEX_STATUS_HANDOFF, "handoff" },		\
 			 { TOFUTEX_STATUS_OWNER_DIED, "owner_died" })
 
-TRACE_EVENT(tofutex_lock_contended,
+/* An event that names only the call: tofutex_lock_contended, _release_woke. */
+DECLARE_EVENT_CLASS(tofutex_op_event,
 	TP_PROTO(u32 __user *uaddr, enum tofutex_op op),
 	TP_ARGS(uaddr, op),
 	TP_STRUCT__entry(
@@ -74,6 +75,16 @@ TRACE_EVENT(tofutex_lock_contended,
 	),
 	TP_printk("tgid=%d uaddr=0x%lx op=%s", __entry->tgid, __entry->uaddr,
 		  tofutex_show_op(__entry->op))
+);
+
+DEFINE_EVENT(tofutex_op_event, tofutex_lock_contended,
+	TP_PROTO(u32 __user *uaddr, enum tofutex_op op),
+	TP_ARGS(uaddr, op)
+);
+
+DEFINE_EVENT(tofutex_op_event, tofutex_release_woke,
+	TP_PROTO(u32 __user *uaddr, enum tofutex_op op),
+	TP_ARGS(uaddr, op)
 );
 
 TRACE_EVENT(tofutex_lock_acquired,
@@ -100,23 +111,6 @@ TRACE_EVENT(tofutex_lock_acquired,
 		  __entry->tgid, __entry->uaddr, tofutex_show_op(__entry->op),
 		  tofutex_show_how(__entry->how), __entry->sleeps,
 		  __entry->wait_ns)
-);
-
-TRACE_EVENT(tofutex_release_woke,
-	TP_PROTO(u32 __user *uaddr, enum tofutex_op op),
-	TP_ARGS(uaddr, op),
-	TP_STRUCT__entry(
-		__field(pid_t, tgid)
-		__field(unsigned long, uaddr)
-		__field(u32, op)
-	),
-	TP_fast_assign(
-		__entry->tgid = current->tgid;
-		__entry->uaddr = (unsigned long)uaddr;
-		__entry->op = op;
-	),
-	TP_printk("tgid=%d uaddr=0x%lx op=%s", __entry->tgid, __entry->uaddr,
-		  tofutex_show_op(__entry->op))
 );
 
 TRACE_EVENT(tofutex_handoff,

@@ -258,11 +258,26 @@ static void contend(struct holder *h, struct locker *l, const uint32_t *word)
 	tfail_assert();
 }
 
-static void assert_module_backend(void)
+/*
+ * Start test @test as trace_start() does, on the module's backend: false
+ * when it is skipped.
+ */
+static bool traced(const char *test)
 {
 	ck_assert_msg(tofutex_backend() == TOFUTEX_BACKEND_MODULE,
 		      "the tracepoints are the module's: backend %d",
 		      (int)tofutex_backend());
+	return trace_start(test);
+}
+
+/* contend() on @word, traced: the buffer, or NULL when skipped. */
+static char *traced_contend(const char *test, struct holder *h,
+			    struct locker *l, const uint32_t *word)
+{
+	if (!traced(test))
+		return NULL;
+	contend(h, l, word);
+	return trace_read();
 }
 
 START_TEST(test_trace_contended_lock)
@@ -276,11 +291,9 @@ START_TEST(test_trace_contended_lock)
 	int tgid = getpid();
 	char *buf;
 
-	assert_module_backend();
-	if (!trace_start("test_trace_contended_lock"))
+	buf = traced_contend("test_trace_contended_lock", &h, &l, &m.word);
+	if (!buf)
 		return;
-	contend(&h, &l, &m.word);
-	buf = trace_read();
 
 	ASSERT_EVENT(buf, "tofutex_lock_contended", l.tid, f,
 		     "tgid=%d uaddr=0x%lx op=lock", tgid, UA(&m.word));
@@ -317,15 +330,13 @@ START_TEST(test_trace_handoff)
 	char f[256];
 	char *buf;
 
-	assert_module_backend();
-	if (!trace_start("test_trace_handoff"))
-		return;
 	/* A top waiter starves at once: the release hands it the word. */
 	ck_assert(saved_handoff_ns != ULONG_MAX);
 	ck_assert_int_eq(param_write("handoff_ns", 0), 0);
-	contend(&h, &l, &m.word);
+	buf = traced_contend("test_trace_handoff", &h, &l, &m.word);
 	handoff_restore();
-	buf = trace_read();
+	if (!buf)
+		return;
 
 	ASSERT_EVENT(buf, "tofutex_handoff", h.tid, f,
 		     "tgid=%d uaddr=0x%lx to=%u", tgid, UA(&m.word),
@@ -348,11 +359,9 @@ START_TEST(test_trace_rw_grant)
 	char f[256];
 	char *buf;
 
-	assert_module_backend();
-	if (!trace_start("test_trace_rw_grant"))
+	buf = traced_contend("test_trace_rw_grant", &h, &l, &rw.word);
+	if (!buf)
 		return;
-	contend(&h, &l, &rw.word);
-	buf = trace_read();
 
 	ASSERT_EVENT(buf, "tofutex_lock_contended", l.tid, f,
 		     "tgid=%d uaddr=0x%lx op=rdlock", tgid, UA(&rw.word));
@@ -394,8 +403,7 @@ START_TEST(test_trace_swap)
 	bool ok;
 	char *buf;
 
-	assert_module_backend();
-	if (!trace_start("test_trace_swap"))
+	if (!traced("test_trace_swap"))
 		return;
 	ck_assert_int_eq(pthread_create(&s.thread, NULL, sleeper_main, &s), 0);
 	WAIT_UNTIL(ok, atomic_load(&s.tid) && thread_state(s.tid) == 'S',
