@@ -235,8 +235,8 @@ static void *locker_main(void *arg)
 
 /*
  * The holder takes @word's lock, the locker queues behind it until it
- * sleeps in the kernel (WAITERS set), the holder releases: one contended
- * acquisition, traced.
+ * sleeps in the kernel (WAITERS set, the thread asleep), the holder
+ * releases: one contended acquisition, traced.
  */
 static void contend(struct holder *h, struct locker *l, const uint32_t *word)
 {
@@ -247,7 +247,9 @@ static void contend(struct holder *h, struct locker *l, const uint32_t *word)
 	tfail_assert();
 	ck_assert_msg(ok, "holder did not take the lock");
 	ck_assert_int_eq(pthread_create(&l->thread, NULL, locker_main, l), 0);
-	WAIT_UNTIL(ok, word_load(word) & TOFUTEX_WAITERS, TEST_WAIT_NS);
+	/* Asleep in the kernel: its acquisition counts a sleep. */
+	WAIT_UNTIL(ok, (word_load(word) & TOFUTEX_WAITERS) &&
+		   thread_state(atomic_load(&l->tid)) == 'S', TEST_WAIT_NS);
 	ck_assert_msg(ok, "locker never went to sleep: word 0x%08x",
 		      word_load(word));
 	atomic_store(&h->release, true);
