@@ -213,7 +213,7 @@ build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
 
 build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie -rdynamic $(LDFLAGS) -o $@ $< $(LIB_A) \
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
 build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c

@@ -103,8 +103,16 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		       clockid_t clockid, const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
+	uint64_t t0 = 0;
 	int err;
 
+	if (tfx_prof()) {
+		err = write ? pthread_rwlock_trywrlock(rw) :
+			      pthread_rwlock_tryrdlock(rw);
+		if (!err)
+			return 0;
+		t0 = tfx_prof_now();
+	}
 	if (!abstime)
 		clockid = CLOCK_MONOTONIC;
 	do {
@@ -121,6 +129,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);
 	} while (err == TFX_RW_AGAIN);
+	if (t0)
+		tfx_prof_waited(rw, TFX_PROF_RWLOCK, write, t0, err);
 	return err;
 }
 
@@ -142,6 +152,7 @@ int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 	 * tst-rwlock6 destroys a write-locked one and expects 0); ours
 	 * answers the same instead of tofutex_rwlock_destroy()'s EBUSY.
 	 */
+	TFX_PROBE(rwlock_destroy, rw);
 	(void)tofutex_rwlock_destroy(tfx_rwlock(rw));
 	return 0;
 }
@@ -149,10 +160,14 @@ int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_rdlock(rw);
-	return tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
+	TFX_PROBE(rdlock_entry, rw);
+	err = tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
+	TFX_PROBE(rdlock_acquire_read, rw);
+	return err;
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw,
@@ -180,21 +195,30 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clockid,
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_tryrdlock(rw);
 	if (tfx_rw_joins(kind))
-		return tofutex__rwlock_join_tryrdlock(tfx_rwlock(rw));
-	return tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
+		err = tofutex__rwlock_join_tryrdlock(tfx_rwlock(rw));
+	else
+		err = tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
+	if (tfx_prof() && !err)
+		tfx_prof_locked(rw, TFX_PROF_RWLOCK, false);
+	return err;
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_wrlock(rw);
-	return tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
+	TFX_PROBE(wrlock_entry, rw);
+	err = tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
+	TFX_PROBE(wrlock_acquire_write, rw);
+	return err;
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw,
@@ -221,14 +245,22 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clockid,
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
+	int err;
+
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_trywrlock(rw);
-	return tofutex_rwlock_trywrlock(tfx_rwlock(rw));
+	err = tofutex_rwlock_trywrlock(tfx_rwlock(rw));
+	if (tfx_prof() && !err)
+		tfx_prof_locked(rw, TFX_PROF_RWLOCK, true);
+	return err;
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_unlock(rw);
+	TFX_PROBE(rwlock_unlock, rw);
+	if (tfx_prof())
+		tfx_prof_unlock(rw);
 	return tofutex_rwlock_unlock(tfx_rwlock(rw));
 }
