@@ -373,14 +373,17 @@ check-glibc:
 # bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
-# (bench/programs-native.sh, NATIVE_ROUNDS rounds). NATIVE_BENCHES chooses
-# among bench_cond, bench_rwlock, bench_lock and programs. Raw output and tables in
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds); profile, the
+# contention report's cost off and on (bench/profile-cost.sh, not by
+# default). NATIVE_BENCHES chooses among bench_cond, bench_rwlock,
+# bench_lock, programs and profile. Raw output and tables in
 # build/bench/native/.
 NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
 NATIVE_ROUNDS ?= 5
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
-		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
+		build/bench/bin/bench_rwlock build/bench/bin/profile-loop $(RUN_BIN) \
+		$(PRELOAD_SO)
 	@mkdir -p build/bench/native
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt)
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),bench/report-cond.sh build/bench/native/bench_cond.txt)
@@ -390,8 +393,14 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_lock \
 		-i tofutex$(comma)pthread$(comma)adaptive | tee build/bench/native/bench_lock.txt)
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
+	$(if $(filter profile,$(NATIVE_BENCHES)),bench/profile-cost.sh)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
+
+# bench/profile-cost.sh's lock loop: dynamically linked, for tofutex-run.
+build/bench/bin/profile-loop: bench/profile/loop.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:

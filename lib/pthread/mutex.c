@@ -262,25 +262,19 @@ static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 	return err;
 }
 
-/*
- * The uncontended lock is inline (mutex.h): no call beyond this one, the
- * one compare-and-swap (and, with TOFUTEX_PROFILE off, one branch not
- * taken). The timed locks go through libtofutex's functions, which check
- * the timespec only when they must wait.
- */
-int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	tofutex_mutex_t *t = tfx_mutex(m);
-	int type = tfx_mutex_type(m);
-	uint32_t tid, word;
-	int err;
+/* tfx_lock_slow()'s @err: the fast path's compare-and-swap failed. */
+#define TFX_CONTENDED	(-2)
 
-	if (type < 0)
-		return tfx_glibc()->mutex_lock(m);
-	TFX_PROBE(mutex_entry, m);
-	tid = (uint32_t)tofutex__tid();
-	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1)) {
-		err = tofutex__mutex_taken(t, 0);
+/*
+ * pthread_mutex_lock() past its fast path, out of line so that the fast
+ * path keeps few registers: @err TFX_CONTENDED when the word (@word) was
+ * not free, else what tofutex__mutex_taken() said of the word it took.
+ */
+static __attribute__((noinline)) int
+tfx_lock_slow(pthread_mutex_t *m, int type, uint32_t tid, uint32_t word,
+	      int err)
+{
+	if (err != TFX_CONTENDED) {
 		if (tfx_prof() && !err)
 			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 	} else if (tfx_owner_kept(type) && tfx_mutex_mine(m)) {
@@ -292,9 +286,37 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 		err = tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
 	else
 		tfx_locked(m, type, tid);
-	if (__builtin_expect(!err, 1))
+	if (!err)
 		TFX_PROBE(mutex_acquired, m);
 	return err;
+}
+
+/*
+ * The uncontended lock is inline (mutex.h): no call beyond this one, the
+ * one compare-and-swap (and, with TOFUTEX_PROFILE off, one branch not
+ * taken). The timed locks go through libtofutex's functions, which check
+ * the timespec only when they must wait.
+ */
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	int type = tfx_mutex_type(m);
+	uint32_t tid, word;
+	int err = TFX_CONTENDED;
+
+	if (type < 0)
+		return tfx_glibc()->mutex_lock(m);
+	TFX_PROBE(mutex_entry, m);
+	tid = (uint32_t)tofutex__tid();
+	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1)) {
+		err = tofutex__mutex_taken(t, 0);
+		if (__builtin_expect(!err && !tfx_prof(), 1)) {
+			tfx_locked(m, type, tid);
+			TFX_PROBE(mutex_acquired, m);
+			return 0;
+		}
+	}
+	return tfx_lock_slow(m, type, tid, word, err);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,

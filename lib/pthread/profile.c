@@ -25,9 +25,12 @@
  * its key from 0 and never freed, so a lookup that meets a free slot
  * knows the key is absent; at most TFX_PROF_PROBES slots are probed,
  * past that a lock goes unrecorded and the report says how many did.
- * Counters are relaxed atomics: the report is read at exit, once the
- * program's own threads are expected to be done (a thread still running
- * may be counted or not). A lock destroyed and another made at its
+ * Counters are relaxed atomics, updated without a locked instruction by
+ * an exclusive holder (the lock orders those; a timed-out waiter's or a
+ * reader's updates are atomic read-modify-writes, and a timed-out
+ * waiter's may so lose one count against a holder's). The report is
+ * read at exit, once the program's own threads are expected to be done
+ * (a thread still running may be counted or not). A lock destroyed and another made at its
  * address share a record. The child of fork() starts with an empty
  * table (the pages are dropped, not copied).
  *
@@ -91,6 +94,17 @@ static inline void tfx_prof_add(uint64_t *counter, uint64_t v)
 	__atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
 }
 
+/*
+ * The same, by the exclusive holder of the record's lock: the lock
+ * orders the holders' updates, so no locked instruction is needed (one
+ * would be paid on every lock of a contended mutex, by two CPUs at once).
+ */
+static inline void tfx_prof_add_held(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
 /* Raise *@max to @v; each failed exchange saw a larger value: bounded. */
 static void tfx_prof_max(uint64_t *max, uint64_t v)
 {
@@ -100,6 +114,13 @@ static void tfx_prof_max(uint64_t *max, uint64_t v)
 						       __ATOMIC_RELAXED,
 						       __ATOMIC_RELAXED))
 		;
+}
+
+/* tfx_prof_max() by the exclusive holder. */
+static inline void tfx_prof_max_held(uint64_t *max, uint64_t v)
+{
+	if (v > __atomic_load_n(max, __ATOMIC_RELAXED))
+		__atomic_store_n(max, v, __ATOMIC_RELAXED);
 }
 
 /*
@@ -143,13 +164,16 @@ static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
 {
 	uint32_t tid, last;
 
-	tfx_prof_add(&r->locked, 1);
-	if (!exclusive)
+	if (!exclusive) {
+		tfx_prof_add(&r->locked, 1);
 		return;
+	}
+	tfx_prof_add_held(&r->locked, 1);
 	tid = (uint32_t)tofutex__tid();
-	last = __atomic_exchange_n(&r->last_tid, tid, __ATOMIC_RELAXED);
+	last = __atomic_load_n(&r->last_tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->last_tid, tid, __ATOMIC_RELAXED);
 	if (last && last != tid)
-		tfx_prof_add(&r->changes, 1);
+		tfx_prof_add_held(&r->changes, 1);
 	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
 }
 
@@ -178,9 +202,15 @@ void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 		if (kind != TFX_PROF_COND)
 			tfx_prof_add(&r->locked, 1);
 	}
-	tfx_prof_add(&r->contended, 1);
-	tfx_prof_add(&r->wait_ns, waited);
-	tfx_prof_max(&r->wait_max, waited);
+	if (exclusive && !err) {
+		tfx_prof_add_held(&r->contended, 1);
+		tfx_prof_add_held(&r->wait_ns, waited);
+		tfx_prof_max_held(&r->wait_max, waited);
+	} else {
+		tfx_prof_add(&r->contended, 1);
+		tfx_prof_add(&r->wait_ns, waited);
+		tfx_prof_max(&r->wait_max, waited);
+	}
 	if (kind == TFX_PROF_COND)
 		tfx_prof_add(&r->locked, 1);
 	else if (!err)
@@ -194,13 +224,14 @@ void tfx_prof_unlock(const void *lock)
 
 	if (!r)
 		return;
-	since = __atomic_exchange_n(&r->since, 0, __ATOMIC_RELAXED);
+	since = __atomic_load_n(&r->since, __ATOMIC_RELAXED);
 	if (!since)
 		return;
+	__atomic_store_n(&r->since, 0, __ATOMIC_RELAXED);
 	held = tfx_prof_now() - since;
-	tfx_prof_add(&r->holds, 1);
-	tfx_prof_add(&r->hold_ns, held);
-	tfx_prof_max(&r->hold_max, held);
+	tfx_prof_add_held(&r->holds, 1);
+	tfx_prof_add_held(&r->hold_ns, held);
+	tfx_prof_max_held(&r->hold_max, held);
 }
 
 static const char *const tfx_prof_kinds[] = {
