@@ -13,7 +13,7 @@
  * few polls), with exact counts of locks, contentions and owner changes,
  * say where it was first contended (this program's function), and be one
  * JSON object (python3 -m json.tool, where python3 is installed); the
- * table form names the same lock first.
+ * table form (tofutex-run --profile=FILE) names the same lock first.
  */
 #include <libgen.h>
 #include <sys/wait.h>
@@ -130,8 +130,11 @@ static int work(void)
 	return 0;
 }
 
-/* Run this program (--work) under tofutex-run with TOFUTEX_PROFILE=@value. */
-static void run_work(const char *value, char *out, size_t len)
+/*
+ * Run this program (--work) under tofutex-run with TOFUTEX_PROFILE=@value,
+ * or with tofutex-run's option @opt (@value NULL).
+ */
+static void run_work(const char *opt, const char *value, char *out, size_t len)
 {
 	const char *env = getenv("LD_PRELOAD");
 	char self[PATH_MAX], run[PATH_MAX], dir[PATH_MAX];
@@ -152,8 +155,13 @@ static void run_work(const char *value, char *out, size_t len)
 	if (pid == 0) {
 		dup2(po[1], 1);
 		unsetenv("LD_PRELOAD");
-		setenv("TOFUTEX_PROFILE", value, 1);
-		execl(run, run, self, WORK_ARG, (char *)NULL);
+		unsetenv("TOFUTEX_PROFILE");
+		if (value) {
+			setenv("TOFUTEX_PROFILE", value, 1);
+			execl(run, run, self, WORK_ARG, (char *)NULL);
+		} else {
+			execl(run, run, opt, self, WORK_ARG, (char *)NULL);
+		}
 		_exit(126);
 	}
 	close(po[1]);
@@ -229,7 +237,7 @@ START_TEST(test_profile_json_hot_lock_first_exact_counts)
 	struct addrs a;
 
 	tmp_path(path, sizeof(path), ".json");
-	run_work(path, out, sizeof(out));
+	run_work(NULL, path, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, json, sizeof(json));
 	ck_assert_msg(strchr(json, '\n') == json + strlen(json) - 1,
@@ -264,13 +272,14 @@ END_TEST
 
 START_TEST(test_profile_table_hot_lock_first)
 {
-	char path[PATH_MAX], out[256], row[64];
+	char path[PATH_MAX], opt[PATH_MAX + 16], out[256], row[64];
 	static char table[65536];
 	const char *line;
 	struct addrs a;
 
 	tmp_path(path, sizeof(path), ".txt");
-	run_work(path, out, sizeof(out));
+	snprintf(opt, sizeof(opt), "--profile=%s", path);
+	run_work(opt, NULL, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, table, sizeof(table));
 	ck_assert_msg(strstr(table, "tofutex-run: profile of test_pthread_pro"),
