@@ -192,7 +192,7 @@ static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
 	if (tofutex__mutex_lock_fast(t, (uint32_t)tofutex__tid(), &word)) {
 		err = tofutex__mutex_taken(t, 0);
 		if (!err)
-			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
+			tfx_prof_locked(m, true);
 		return err;
 	}
 	t0 = tfx_prof_now();
@@ -276,7 +276,7 @@ tfx_lock_slow(pthread_mutex_t *m, int type, uint32_t tid, uint32_t word,
 {
 	if (err != TFX_CONTENDED) {
 		if (tfx_prof() && !err)
-			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
+			tfx_prof_locked(m, true);
 	} else if (tfx_owner_kept(type) && tfx_mutex_mine(m)) {
 		err = EDEADLK;
 	} else {
@@ -359,7 +359,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	switch (err) {
 	case 0:
 		if (tfx_prof())
-			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
+			tfx_prof_locked(m, true);
 		return tfx_locked(m, type, (uint32_t)tofutex__tid());
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))

@@ -177,11 +177,10 @@ static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
 	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
 }
 
-void tfx_prof_locked(const void *lock, enum tfx_prof_kind kind, bool exclusive)
+void tfx_prof_locked(const void *lock, bool exclusive)
 {
 	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
 
-	(void)kind;
 	if (r)
 		tfx_prof_acquired(r, exclusive, exclusive ? tfx_prof_now() : 0);
 }
@@ -246,18 +245,23 @@ struct tfx_prof_sum {
 	size_t n;			/* records */
 };
 
+/* A record and its total wait as read once (a thread may still run). */
+struct tfx_prof_ent {
+	uint64_t wait;
+	struct tfx_prof_rec *r;
+};
+
 static int tfx_prof_cmp(const void *a, const void *b)
 {
-	const struct tfx_prof_rec *x = *(const struct tfx_prof_rec *const *)a;
-	const struct tfx_prof_rec *y = *(const struct tfx_prof_rec *const *)b;
+	const struct tfx_prof_ent *x = a, *y = b;
 
-	return (x->wait_ns < y->wait_ns) - (x->wait_ns > y->wait_ns);
+	return (x->wait < y->wait) - (x->wait > y->wait);
 }
 
 /* The records, most waited-on first (malloc()ed), and the totals. */
-static struct tfx_prof_rec **tfx_prof_sorted(struct tfx_prof_sum *s)
+static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
 {
-	struct tfx_prof_rec **v = malloc(TFX_PROF_SLOTS * sizeof(*v));
+	struct tfx_prof_ent *v = malloc(TFX_PROF_SLOTS * sizeof(*v));
 	struct rusage ru;
 	size_t i;
 
@@ -266,14 +270,16 @@ static struct tfx_prof_rec **tfx_prof_sorted(struct tfx_prof_sum *s)
 		return NULL;
 	for (i = 0; i < TFX_PROF_SLOTS; i++) {
 		struct tfx_prof_rec *r = &tfx_prof_tab[i];
+		uint64_t wait;
 
 		if (!__atomic_load_n(&r->key, __ATOMIC_ACQUIRE))
 			continue;
-		v[s->n++] = r;
+		wait = __atomic_load_n(&r->wait_ns, __ATOMIC_RELAXED);
+		v[s->n++] = (struct tfx_prof_ent){ .wait = wait, .r = r };
 		if (r->kind == TFX_PROF_COND)
-			s->cond_wait += r->wait_ns;
+			s->cond_wait += wait;
 		else
-			s->lock_wait += r->wait_ns;
+			s->lock_wait += wait;
 	}
 	qsort(v, s->n, sizeof(*v), tfx_prof_cmp);
 	if (!getrusage(RUSAGE_SELF, &ru))
@@ -420,7 +426,7 @@ static void tfx_prof_head(FILE *f, const struct tfx_prof_sum *s, size_t shown)
 static void tfx_prof_print(void)
 {
 	struct tfx_prof_sum s;
-	struct tfx_prof_rec **v;
+	struct tfx_prof_ent *v;
 	char *buf = NULL;
 	size_t i, len = 0, shown;
 	FILE *f;
@@ -437,9 +443,9 @@ static void tfx_prof_print(void)
 	tfx_prof_head(f, &s, shown);
 	for (i = 0; i < shown; i++) {
 		if (tfx_prof_json)
-			tfx_prof_json_rec(f, v[i], i + 1);
+			tfx_prof_json_rec(f, v[i].r, i + 1);
 		else
-			tfx_prof_table_rec(f, v[i], i + 1);
+			tfx_prof_table_rec(f, v[i].r, i + 1);
 	}
 	if (tfx_prof_json)
 		fputs("]}\n", f);

@@ -41,8 +41,7 @@ static inline bool tfx_prof(void)
  * owner's acquire does not overwrite what the hold is measured from).
  */
 TOFUTEX_HIDDEN uint64_t tfx_prof_now(void);
-TOFUTEX_HIDDEN void tfx_prof_locked(const void *lock, enum tfx_prof_kind kind,
-				    bool exclusive);
+TOFUTEX_HIDDEN void tfx_prof_locked(const void *lock, bool exclusive);
 TOFUTEX_HIDDEN void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind,
 				    bool exclusive, uint64_t t0, int err);
 TOFUTEX_HIDDEN void tfx_prof_unlock(const void *lock);

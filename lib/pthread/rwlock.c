@@ -204,7 +204,7 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	else
 		err = tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
 	if (tfx_prof() && !err)
-		tfx_prof_locked(rw, TFX_PROF_RWLOCK, false);
+		tfx_prof_locked(rw, false);
 	return err;
 }
 
@@ -251,7 +251,7 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 		return tfx_glibc()->rwlock_trywrlock(rw);
 	err = tofutex_rwlock_trywrlock(tfx_rwlock(rw));
 	if (tfx_prof() && !err)
-		tfx_prof_locked(rw, TFX_PROF_RWLOCK, true);
+		tfx_prof_locked(rw, true);
 	return err;
 }
 
