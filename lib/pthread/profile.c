@@ -11,7 +11,8 @@
  * (tofutex-run(1) explains each column). The hooks (profile.h) feed one
  * table of records, one per lock address, created the first time a lock
  * of ours is waited on: a lock that is never contended costs one failed
- * probe per lock and unlock and is never reported. From its creation on
+ * bit test per lock and unlock (tfx_prof_bloom, profile.h) and is never
+ * reported. From its creation on
  * a record counts every lock (the one held when it was first contended
  * included), the waits and their time, owner changes, and the holds of
  * the exclusive owners (mutexes, rwlock writers). A condition variable's
@@ -75,6 +76,7 @@ struct tfx_prof_rec {
 };
 
 bool tfx_prof_on;
+uint64_t tfx_prof_bloom[TFX_PROF_BLOOM_BITS / 64];
 static struct tfx_prof_rec *tfx_prof_tab;
 static uint64_t tfx_prof_dropped;	/* contended locks left unrecorded */
 static int tfx_prof_fd = -1;
@@ -123,6 +125,15 @@ static inline void tfx_prof_max_held(uint64_t *max, uint64_t v)
 		__atomic_store_n(max, v, __ATOMIC_RELAXED);
 }
 
+/* @lock has a record now: its bit for tfx_prof_maybe() (profile.h). */
+static void tfx_prof_mark(const void *lock)
+{
+	uint32_t h = tfx_prof_hash(lock) % TFX_PROF_BLOOM_BITS;
+
+	__atomic_fetch_or(&tfx_prof_bloom[h / 64], 1ull << (h % 64),
+			  __ATOMIC_RELAXED);
+}
+
 /*
  * The record of @lock, or NULL; with @create, claimed when absent
  * (*@created then true) unless the probes run out.
@@ -131,7 +142,7 @@ static struct tfx_prof_rec *tfx_prof_find(const void *lock, bool create,
 					  bool *created)
 {
 	uintptr_t key = (uintptr_t)lock, seen;
-	size_t i = (size_t)((key >> 3) * 0x9e3779b97f4a7c15ull >> 40);
+	size_t i = tfx_prof_hash(lock);
 	struct tfx_prof_rec *r;
 	unsigned int n;
 
@@ -148,6 +159,7 @@ static struct tfx_prof_rec *tfx_prof_find(const void *lock, bool create,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			*created = true;
+			tfx_prof_mark(lock);
 			return r;
 		}
 		if (seen == key)
@@ -177,7 +189,7 @@ static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
 	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
 }
 
-void tfx_prof_locked(const void *lock, bool exclusive)
+void tfx_prof_locked_rec(const void *lock, bool exclusive)
 {
 	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
 
@@ -216,7 +228,7 @@ void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 		tfx_prof_acquired(r, exclusive, now);
 }
 
-void tfx_prof_unlock(const void *lock)
+void tfx_prof_unlock_rec(const void *lock)
 {
 	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
 	uint64_t since, held;
@@ -460,6 +472,7 @@ static void tfx_prof_child(void)
 {
 	(void)madvise(tfx_prof_tab, TFX_PROF_SLOTS * sizeof(*tfx_prof_tab),
 		      MADV_DONTNEED);
+	memset(tfx_prof_bloom, 0, sizeof(tfx_prof_bloom));
 	tfx_prof_dropped = 0;
 }
 
