@@ -106,12 +106,17 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 	uint64_t t0 = 0;
 	int err;
 
+	/*
+	 * TOFUTEX_PROFILE: a try first tells an uncontended lock (counted
+	 * by the try function) from one that waits (timed from here).
+	 */
 	if (tfx_prof()) {
 		err = write ? pthread_rwlock_trywrlock(rw) :
 			      pthread_rwlock_tryrdlock(rw);
 		if (!err)
 			return 0;
-		t0 = tfx_prof_now();
+		if (err == EBUSY)
+			t0 = tfx_prof_now();
 	}
 	if (!abstime)
 		clockid = CLOCK_MONOTONIC;
