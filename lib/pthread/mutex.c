@@ -180,24 +180,24 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 	}
 }
 
-/* A timed lock of our @m with TOFUTEX_PROFILE on: was it contended? */
+/*
+ * A timed lock of our @m with TOFUTEX_PROFILE on: libtofutex's lock as
+ * without it (which checks the clock and, only when it must wait, the
+ * timespec), counted as contended when the word was held as it began
+ * (a lock taken or freed in between is counted the other way).
+ */
 static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
 			      const struct timespec *abstime)
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
-	uint32_t word;
-	uint64_t t0;
-	int err;
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	uint64_t t0 = tfx_prof_now();
+	int err = tofutex__mutex_clocklock(t, clockid, abstime, false);
 
-	if (tofutex__mutex_lock_fast(t, (uint32_t)tofutex__tid(), &word)) {
-		err = tofutex__mutex_taken(t, 0);
-		if (!err)
-			tfx_prof_locked(m, true);
-		return err;
-	}
-	t0 = tfx_prof_now();
-	err = tofutex__mutex_clocklock(t, clockid, abstime, false);
-	tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	if (word & TOFUTEX_TID_MASK)
+		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	else if (!err)
+		tfx_prof_locked(m, true);
 	return err;
 }
 

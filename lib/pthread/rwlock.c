@@ -95,6 +95,17 @@ static int tfx_rw_stall(pthread_rwlock_t *rw, clockid_t clockid,
 }
 
 /*
+ * TOFUTEX_PROFILE: is @t held against a lock for writing (@write) or
+ * reading, as the lock begins? Then the lock counts as contended.
+ */
+static bool tfx_rw_held(tofutex_rwlock_t *t, bool write)
+{
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+
+	return write ? word != 0 : word && !(word & TOFUTEX_RW_SHARED);
+}
+
+/*
  * Lock our @rw of @kind, for writing when @write, by @abstime on
  * @clockid (NULL: no deadline, @clockid not looked at), which libtofutex
  * checks first (EINVAL) as glibc does.
@@ -103,21 +114,10 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		       clockid_t clockid, const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
-	uint64_t t0 = 0;
+	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	bool held = t0 && tfx_rw_held(t, write);
 	int err;
 
-	/*
-	 * TOFUTEX_PROFILE: a try first tells an uncontended lock (counted
-	 * by the try function) from one that waits (timed from here).
-	 */
-	if (tfx_prof()) {
-		err = write ? pthread_rwlock_trywrlock(rw) :
-			      pthread_rwlock_tryrdlock(rw);
-		if (!err)
-			return 0;
-		if (err == EBUSY)
-			t0 = tfx_prof_now();
-	}
 	if (!abstime)
 		clockid = CLOCK_MONOTONIC;
 	do {
@@ -134,8 +134,10 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);
 	} while (err == TFX_RW_AGAIN);
-	if (t0)
+	if (held)
 		tfx_prof_waited(rw, TFX_PROF_RWLOCK, write, t0, err);
+	else if (t0 && !err)
+		tfx_prof_locked(rw, write);
 	return err;
 }
 
