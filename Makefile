@@ -525,7 +525,7 @@ help:
 	@echo '  make clean           remove build/'
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
 	@echo '  make check-native    library suites on this host, futex backend, no module (about'
-	@echo '                       10 s of tests; 30 s with the build from a clean tree)'
+	@echo '                       40 s with the programs built, load average 10)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
 	@echo '                       (27 min on 2 idle cores)'
