@@ -3,21 +3,24 @@
  * libtofutex-pthread - TOFUTEX_PROFILE (tofutex-run --profile): which
  * locks a process waited on, printed at exit, most waited-on first:
  *
- *   tofutex-run: profile of prog[123]: ... waiting on locks: 41.8% of
- *   thread time ...
- *    # kind    locked contended changes  wait ms   mean us  max us ...
- *    1 mutex   200001     15023    30112   812.4     54.1   2210.3 ...
+ *   tofutex-run: profile of prog[123]: 3 contended locks and condition
+ *   variables; waiting on locks 0.430 s, ... locks 74.3%
+ *     # kind    address  locked contended changes  wait ms  mean us ...
+ *     1 mutex  0x5555..  1739452     3156    4562  419.767    133.0 ...
  *
- * (tofutex-run(1) explains each column). The hooks (profile.h) feed one
- * table of records, one per lock address, created the first time a lock
- * of ours is waited on: a lock that is never contended costs one failed
- * bit test per lock and unlock (tfx_prof_bloom, profile.h) and is never
- * reported. From its creation on
- * a record counts every lock (the one held when it was first contended
- * included), the waits and their time, owner changes, and the holds of
- * the exclusive owners (mutexes, rwlock writers). A condition variable's
- * record counts its waits (locked and contended alike) and their time,
- * which is waiting for an event rather than for a lock: it is reported
+ * (one line each; tofutex-run(1) explains the columns). The hooks
+ * (profile.h) feed one table of records, one per lock address, created
+ * the first time a lock of ours is waited on: a lock never contended
+ * costs a bit test per lock and unlock (tfx_prof_bloom, profile.h) and
+ * is not reported. From its creation on a record counts every lock (the
+ * one held when it was first contended included), the waits and their
+ * time, owner changes, and the holds of the exclusive owners (mutexes,
+ * rwlock writers). Whether a lock waited is the failed compare-and-swap
+ * of pthread_mutex_lock(); for the timed locks and the rwlocks, whether
+ * the word was held as the lock began (mutex.c, rwlock.c), which leaves
+ * the locks' own paths as they are without the report. A condition
+ * variable's record counts its waits (locked and contended alike) and
+ * their time, waiting for an event rather than for a lock: reported,
  * but left out of the lock-wait share.
  *
  * The table: TFX_PROF_SLOTS records in an anonymous mapping made at
@@ -31,9 +34,9 @@
  * reader's updates are atomic read-modify-writes, and a timed-out
  * waiter's may so lose one count against a holder's). The report is
  * read at exit, once the program's own threads are expected to be done
- * (a thread still running may be counted or not). A lock destroyed and another made at its
- * address share a record. The child of fork() starts with an empty
- * table (the pages are dropped, not copied).
+ * (a thread still running may be counted or not). A lock destroyed and
+ * another made at its address share a record. The child of fork()
+ * starts with an empty table (the pages are dropped, not copied).
  *
  * Where the report goes: TOFUTEX_PROFILE=1, the table on standard error
  * as it was at start (a duplicate, as stats.c keeps); =FILE, appended to
