@@ -213,7 +213,7 @@ build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
 
 build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie -rdynamic $(LDFLAGS) -o $@ $< $(LIB_A) \
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
 build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
@@ -373,14 +373,17 @@ check-glibc:
 # bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
-# (bench/programs-native.sh, NATIVE_ROUNDS rounds). NATIVE_BENCHES chooses
-# among bench_cond, bench_rwlock, bench_lock and programs. Raw output and tables in
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds); profile, the
+# contention report's cost off and on (bench/profile-cost.sh, not by
+# default). NATIVE_BENCHES chooses among bench_cond, bench_rwlock,
+# bench_lock, programs and profile. Raw output and tables in
 # build/bench/native/.
 NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
 NATIVE_ROUNDS ?= 5
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
-		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
+		build/bench/bin/bench_rwlock build/bench/bin/profile-loop $(RUN_BIN) \
+		$(PRELOAD_SO)
 	@mkdir -p build/bench/native
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt)
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),bench/report-cond.sh build/bench/native/bench_cond.txt)
@@ -390,8 +393,15 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_lock \
 		-i tofutex$(comma)pthread$(comma)adaptive | tee build/bench/native/bench_lock.txt)
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
+	$(if $(filter profile,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter profile,$(NATIVE_BENCHES)),bench/profile-cost.sh)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
+
+# bench/profile-cost.sh's lock loop: dynamically linked, for tofutex-run.
+build/bench/bin/profile-loop: bench/profile/loop.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
@@ -515,7 +525,7 @@ help:
 	@echo '  make clean           remove build/'
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
 	@echo '  make check-native    library suites on this host, futex backend, no module (about'
-	@echo '                       10 s of tests; 30 s with the build from a clean tree)'
+	@echo '                       40 s with the programs built, load average 10)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
 	@echo '                       (27 min on 2 idle cores)'
@@ -565,7 +575,7 @@ help:
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
-	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)")'
+	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
