@@ -44,13 +44,23 @@
  * the table; each process that locked something of ours writes one
  * report with one write(2). TOFUTEX_PROFILE_TOP=N: the N locks with the
  * most wait (default 10, 0: all). Read with secure_getenv().
+ *
+ * When: as the process ends, however it ends (exit.c), also in _exit()
+ * called from a signal handler: the report is sorted in place in pages
+ * mapped at start, formatted with vsnprintf() into pages mapped for it
+ * (no malloc(), no stdio stream, no lock), and its frames are named by
+ * _dl_find_object(), which takes no lock; only after exit() and a return
+ * from main(), where nothing can be interrupted, does dladdr() add the
+ * function's name.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +91,7 @@ struct tfx_prof_rec {
 bool tfx_prof_on;
 uint64_t tfx_prof_bloom[TFX_PROF_BLOOM_BITS / 64];
 static struct tfx_prof_rec *tfx_prof_tab;
+static struct tfx_prof_ent *tfx_prof_ents;	/* the report's sort */
 static uint64_t tfx_prof_dropped;	/* contended locks left unrecorded */
 static int tfx_prof_fd = -1;
 static bool tfx_prof_json;
@@ -266,23 +277,55 @@ struct tfx_prof_ent {
 	struct tfx_prof_rec *r;
 };
 
-static int tfx_prof_cmp(const void *a, const void *b)
-{
-	const struct tfx_prof_ent *x = a, *y = b;
+/* The report as it is made: a buffer mapped for it, never grown. */
+struct tfx_prof_out {
+	char *p;
+	size_t len, cap;
+	bool names;		/* frames named with dladdr() */
+};
 
-	return (x->wait < y->wait) - (x->wait > y->wait);
+/* Sift @v[@i] down a heap of @n entries, the least wait on top. */
+static void tfx_prof_sift(struct tfx_prof_ent *v, size_t i, size_t n)
+{
+	struct tfx_prof_ent t;
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && v[c + 1].wait < v[c].wait)
+			c++;
+		if (v[i].wait <= v[c].wait)
+			break;
+		t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+		i = c;
+	}
 }
 
-/* The records, most waited-on first (malloc()ed), and the totals. */
+/* Most wait first: a heap sort, in place (qsort() may call malloc()). */
+static void tfx_prof_sort(struct tfx_prof_ent *v, size_t n)
+{
+	struct tfx_prof_ent t;
+	size_t i;
+
+	for (i = n / 2; i-- > 0;)
+		tfx_prof_sift(v, i, n);
+	for (i = n; i-- > 1;) {
+		t = v[0];
+		v[0] = v[i];
+		v[i] = t;
+		tfx_prof_sift(v, 0, i);
+	}
+}
+
+/* The records, most waited-on first (in tfx_prof_ents), and the totals. */
 static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
 {
-	struct tfx_prof_ent *v = malloc(TFX_PROF_SLOTS * sizeof(*v));
+	struct tfx_prof_ent *v = tfx_prof_ents;
 	struct rusage ru;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	if (!v)
-		return NULL;
 	for (i = 0; i < TFX_PROF_SLOTS; i++) {
 		struct tfx_prof_rec *r = &tfx_prof_tab[i];
 		uint64_t wait;
@@ -296,7 +339,7 @@ static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
 		else
 			s->lock_wait += wait;
 	}
-	qsort(v, s->n, sizeof(*v), tfx_prof_cmp);
+	tfx_prof_sort(v, s->n);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		s->cpu = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
 			 TOFUTEX_NSEC_PER_SEC +
@@ -305,65 +348,86 @@ static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
 	return v;
 }
 
-/*
- * Frame @pc as BINARY:FUNCTION+0xOFF, or BINARY+0xOFF without a dynamic
- * symbol, into @buf; false for a frame of this library.
- */
-static bool tfx_prof_frame(void *pc, char *buf, size_t len)
+__attribute__((format(printf, 2, 3)))
+static void tfx_prof_put(struct tfx_prof_out *o, const char *fmt, ...)
 {
-	Dl_info di, self;
-	const char *bin;
+	size_t room = o->cap - o->len;
+	va_list ap;
+	int n;
 
+	if (room <= 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->p + o->len, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+/*
+ * Frame @pc as BINARY:FUNCTION+0xOFF when @o->names and dladdr() finds a
+ * dynamic symbol, else BINARY+0xOFF (the address in the file, for
+ * addr2line), into @buf; false for a frame of this library.
+ * _dl_find_object() takes no lock; dladdr() takes the dynamic linker's.
+ */
+static bool tfx_prof_frame(const struct tfx_prof_out *o, void *pc, char *buf,
+			   size_t len)
+{
+	struct dl_find_object fo, self;
 	/* A return address: its call is the byte before. */
-	if (!dladdr((char *)pc - 1, &di) || !di.dli_fname) {
+	char *at = (char *)pc - 1;
+	const char *bin;
+	Dl_info di;
+
+	if (_dl_find_object(at, &fo) || !fo.dlfo_link_map) {
 		snprintf(buf, len, "%p", pc);
 		return true;
 	}
-	if (dladdr((void *)tfx_prof_frame, &self) &&
-	    di.dli_fbase == self.dli_fbase)
+	if (!_dl_find_object((void *)tfx_prof_frame, &self) &&
+	    fo.dlfo_link_map == self.dlfo_link_map)
 		return false;
-	bin = strrchr(di.dli_fname, '/');
-	bin = bin ? bin + 1 : di.dli_fname;
+	bin = strrchr(fo.dlfo_link_map->l_name, '/');
+	bin = bin ? bin + 1 : fo.dlfo_link_map->l_name;
 	if (!*bin)
 		bin = program_invocation_short_name;
-	if (di.dli_sname)
+	if (o->names && dladdr(at, &di) && di.dli_sname)
 		snprintf(buf, len, "%s:%s+0x%tx", bin, di.dli_sname,
 			 (char *)pc - (char *)di.dli_saddr);
 	else
-		snprintf(buf, len, "%s+0x%tx", bin,
-			 (char *)pc - (char *)di.dli_fbase);
+		snprintf(buf, len, "%s+0x%" PRIxPTR, bin,
+			 (uintptr_t)pc - (uintptr_t)fo.dlfo_link_map->l_addr);
 	return true;
 }
 
 /* @s as a JSON string (names of files and symbols). */
-static void tfx_prof_json_str(FILE *f, const char *s)
+static void tfx_prof_json_str(struct tfx_prof_out *o, const char *s)
 {
-	fputc('"', f);
+	tfx_prof_put(o, "\"");
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
+			tfx_prof_put(o, "\\%c", *s);
 		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned int)(unsigned char)*s);
+			tfx_prof_put(o, "\\u%04x", (unsigned int)(unsigned char)*s);
 		else
-			fputc(*s, f);
+			tfx_prof_put(o, "%c", *s);
 	}
-	fputc('"', f);
+	tfx_prof_put(o, "\"");
 }
 
 /* Where @r was first contended: up to TFX_PROF_SHOWN frames. */
-static void tfx_prof_frames(FILE *f, const struct tfx_prof_rec *r)
+static void tfx_prof_frames(struct tfx_prof_out *o, const struct tfx_prof_rec *r)
 {
 	char buf[512];
 	int i, shown = 0;
 
 	for (i = 0; i < r->nframes && shown < TFX_PROF_SHOWN; i++) {
-		if (!tfx_prof_frame(r->frames[i], buf, sizeof(buf)))
+		if (!tfx_prof_frame(o, r->frames[i], buf, sizeof(buf)))
 			continue;
 		if (tfx_prof_json) {
-			fputs(shown ? ", " : "", f);
-			tfx_prof_json_str(f, buf);
+			tfx_prof_put(o, "%s", shown ? ", " : "");
+			tfx_prof_json_str(o, buf);
 		} else {
-			fprintf(f, "%s%s", shown ? " < " : "", buf);
+			tfx_prof_put(o, "%s%s", shown ? " < " : "", buf);
 		}
 		shown++;
 	}
@@ -379,95 +443,102 @@ static double tfx_prof_share(const struct tfx_prof_sum *s)
 	return s->thread ? (double)s->lock_wait / (double)s->thread : 0;
 }
 
-static void tfx_prof_json_rec(FILE *f, const struct tfx_prof_rec *r, size_t rank)
+static void tfx_prof_json_rec(struct tfx_prof_out *o,
+			      const struct tfx_prof_rec *r, size_t rank)
 {
-	fprintf(f, "%s{\"rank\": %zu, \"kind\": \"%s\", \"address\": \"%#" PRIxPTR "\", "
-		"\"locked\": %" PRIu64 ", \"contended\": %" PRIu64 ", "
-		"\"owner_changes\": %" PRIu64 ", \"wait_ns\": %" PRIu64 ", "
-		"\"wait_mean_ns\": %" PRIu64 ", \"wait_max_ns\": %" PRIu64 ", "
-		"\"holds\": %" PRIu64 ", \"hold_mean_ns\": %" PRIu64 ", "
-		"\"hold_max_ns\": %" PRIu64 ", \"first_contended\": [",
-		rank > 1 ? ", " : "", rank, tfx_prof_kinds[r->kind], r->key,
-		r->locked, r->contended, r->changes, r->wait_ns,
-		tfx_prof_div(r->wait_ns, r->contended), r->wait_max, r->holds,
-		tfx_prof_div(r->hold_ns, r->holds), r->hold_max);
-	tfx_prof_frames(f, r);
-	fputs("]}", f);
+	tfx_prof_put(o, "%s{\"rank\": %zu, \"kind\": \"%s\", \"address\": \"%#" PRIxPTR "\", "
+		     "\"locked\": %" PRIu64 ", \"contended\": %" PRIu64 ", "
+		     "\"owner_changes\": %" PRIu64 ", \"wait_ns\": %" PRIu64 ", "
+		     "\"wait_mean_ns\": %" PRIu64 ", \"wait_max_ns\": %" PRIu64 ", "
+		     "\"holds\": %" PRIu64 ", \"hold_mean_ns\": %" PRIu64 ", "
+		     "\"hold_max_ns\": %" PRIu64 ", \"first_contended\": [",
+		     rank > 1 ? ", " : "", rank, tfx_prof_kinds[r->kind], r->key,
+		     r->locked, r->contended, r->changes, r->wait_ns,
+		     tfx_prof_div(r->wait_ns, r->contended), r->wait_max, r->holds,
+		     tfx_prof_div(r->hold_ns, r->holds), r->hold_max);
+	tfx_prof_frames(o, r);
+	tfx_prof_put(o, "]}");
 }
 
-static void tfx_prof_table_rec(FILE *f, const struct tfx_prof_rec *r, size_t rank)
+static void tfx_prof_table_rec(struct tfx_prof_out *o,
+			       const struct tfx_prof_rec *r, size_t rank)
 {
-	fprintf(f, "%3zu %-6s %#14" PRIxPTR " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
-		" %10.3f %9.1f %9.1f %8.1f %9.1f  ",
-		rank, tfx_prof_kinds[r->kind], r->key, r->locked, r->contended,
-		r->changes, (double)r->wait_ns / 1e6,
-		(double)tfx_prof_div(r->wait_ns, r->contended) / 1e3,
-		(double)r->wait_max / 1e3,
-		(double)tfx_prof_div(r->hold_ns, r->holds) / 1e3,
-		(double)r->hold_max / 1e3);
-	tfx_prof_frames(f, r);
-	fputc('\n', f);
+	tfx_prof_put(o, "%3zu %-6s %#14" PRIxPTR " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
+		     " %10.3f %9.1f %9.1f %8.1f %9.1f  ",
+		     rank, tfx_prof_kinds[r->kind], r->key, r->locked, r->contended,
+		     r->changes, (double)r->wait_ns / 1e6,
+		     (double)tfx_prof_div(r->wait_ns, r->contended) / 1e3,
+		     (double)r->wait_max / 1e3,
+		     (double)tfx_prof_div(r->hold_ns, r->holds) / 1e3,
+		     (double)r->hold_max / 1e3);
+	tfx_prof_frames(o, r);
+	tfx_prof_put(o, "\n");
 }
 
-static void tfx_prof_head(FILE *f, const struct tfx_prof_sum *s, size_t shown)
+static void tfx_prof_head(struct tfx_prof_out *o, const struct tfx_prof_sum *s,
+			  size_t shown)
 {
 	uint64_t dropped = __atomic_load_n(&tfx_prof_dropped, __ATOMIC_RELAXED);
 
 	if (tfx_prof_json) {
-		fprintf(f, "{\"program\": ");
-		tfx_prof_json_str(f, program_invocation_short_name);
-		fprintf(f, ", \"pid\": %d, \"contended_locks\": %zu, "
-			"\"unrecorded\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", "
-			"\"lock_wait_ns\": %" PRIu64 ", \"cond_wait_ns\": %" PRIu64
-			", \"thread_ns\": %" PRIu64 ", \"lock_wait_share\": %.4f, "
-			"\"locks\": [",
-			(int)getpid(), s->n, dropped, s->cpu, s->lock_wait,
-			s->cond_wait, s->thread, tfx_prof_share(s));
+		tfx_prof_put(o, "{\"program\": ");
+		tfx_prof_json_str(o, program_invocation_short_name);
+		tfx_prof_put(o, ", \"pid\": %d, \"contended_locks\": %zu, "
+			     "\"unrecorded\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", "
+			     "\"lock_wait_ns\": %" PRIu64 ", \"cond_wait_ns\": %" PRIu64
+			     ", \"thread_ns\": %" PRIu64 ", \"lock_wait_share\": %.4f, "
+			     "\"locks\": [",
+			     (int)getpid(), s->n, dropped, s->cpu, s->lock_wait,
+			     s->cond_wait, s->thread, tfx_prof_share(s));
 		return;
 	}
-	fprintf(f, "tofutex-run: profile of %s[%d]: %zu contended locks and condition variables",
-		program_invocation_short_name, (int)getpid(), s->n);
+	tfx_prof_put(o, "tofutex-run: profile of %s[%d]: %zu contended locks and condition variables",
+		     program_invocation_short_name, (int)getpid(), s->n);
 	if (dropped)
-		fprintf(f, " (%" PRIu64 " waits on locks not recorded: table full)",
-			dropped);
-	fprintf(f, "; waiting on locks %.3f s, on condition variables %.3f s, of %.3f s thread time (CPU + waits): locks %.1f%%\n",
-		(double)s->lock_wait / 1e9, (double)s->cond_wait / 1e9,
-		(double)s->thread / 1e9, 100 * tfx_prof_share(s));
+		tfx_prof_put(o, " (%" PRIu64 " waits on locks not recorded: table full)",
+			     dropped);
+	tfx_prof_put(o, "; waiting on locks %.3f s, on condition variables %.3f s, of %.3f s thread time (CPU + waits): locks %.1f%%\n",
+		     (double)s->lock_wait / 1e9, (double)s->cond_wait / 1e9,
+		     (double)s->thread / 1e9, 100 * tfx_prof_share(s));
 	if (shown)
-		fprintf(f, "  # kind          address    locked contended  changes    wait ms   mean us    max us  hold us    max us  first contended at (%zu of %zu, most wait first)\n",
-			shown, s->n);
+		tfx_prof_put(o, "  # kind          address    locked contended  changes    wait ms   mean us    max us  hold us    max us  first contended at (%zu of %zu, most wait first)\n",
+			     shown, s->n);
 }
 
-static void tfx_prof_print(void)
+/* Room for the head and for each lock shown (frames escaped in JSON). */
+#define TFX_PROF_HEAD_MAX	4096u
+#define TFX_PROF_LINE_MAX	(256u + TFX_PROF_SHOWN * 2 * 512u)
+
+void tfx_prof_print(bool names)
 {
+	struct tfx_prof_out o = { .names = names };
 	struct tfx_prof_sum s;
 	struct tfx_prof_ent *v;
-	char *buf = NULL;
-	size_t i, len = 0, shown;
-	FILE *f;
+	size_t i, shown;
+	void *p;
 
-	if (!__atomic_load_n(&tofutex__tid_used, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&tfx_prof_on, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&tofutex__tid_used, __ATOMIC_RELAXED))
 		return;
 	v = tfx_prof_sorted(&s);
-	f = v ? open_memstream(&buf, &len) : NULL;
-	if (!f) {
-		free(v);
-		return;
-	}
 	shown = tfx_prof_top && tfx_prof_top < s.n ? tfx_prof_top : s.n;
-	tfx_prof_head(f, &s, shown);
+	o.cap = TFX_PROF_HEAD_MAX + shown * TFX_PROF_LINE_MAX;
+	p = mmap(NULL, o.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	o.p = p;
+	tfx_prof_head(&o, &s, shown);
 	for (i = 0; i < shown; i++) {
 		if (tfx_prof_json)
-			tfx_prof_json_rec(f, v[i].r, i + 1);
+			tfx_prof_json_rec(&o, v[i].r, i + 1);
 		else
-			tfx_prof_table_rec(f, v[i].r, i + 1);
+			tfx_prof_table_rec(&o, v[i].r, i + 1);
 	}
 	if (tfx_prof_json)
-		fputs("]}\n", f);
-	if (!fclose(f))
-		(void)!write(tfx_prof_fd, buf, len);
-	free(buf);
-	free(v);
+		tfx_prof_put(&o, "]}\n");
+	(void)!write(tfx_prof_fd, o.p, o.len);
+	munmap(p, o.cap);
 }
 
 /* fork(): the child's locks are its own, counted from nothing. */
@@ -507,7 +578,8 @@ __attribute__((constructor)) static void tfx_prof_start(void)
 			env, strerror(errno));
 		return;
 	}
-	tfx_prof_tab = mmap(NULL, TFX_PROF_SLOTS * sizeof(*tfx_prof_tab),
+	tfx_prof_tab = mmap(NULL, TFX_PROF_SLOTS * (sizeof(*tfx_prof_tab) +
+						    sizeof(*tfx_prof_ents)),
 			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
 	if (tfx_prof_tab == MAP_FAILED) {
@@ -520,7 +592,7 @@ __attribute__((constructor)) static void tfx_prof_start(void)
 	 * here, not inside a contended lock.
 	 */
 	(void)backtrace(warm, 2);
+	tfx_prof_ents = (struct tfx_prof_ent *)(tfx_prof_tab + TFX_PROF_SLOTS);
 	pthread_atfork(NULL, NULL, tfx_prof_child);
-	atexit(tfx_prof_print);
 	__atomic_store_n(&tfx_prof_on, true, __ATOMIC_RELEASE);
 }

@@ -68,6 +68,12 @@ TOFUTEX_HIDDEN void tfx_prof_locked_rec(const void *lock, bool exclusive);
 TOFUTEX_HIDDEN void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind,
 				    bool exclusive, uint64_t t0, int err);
 TOFUTEX_HIDDEN void tfx_prof_unlock_rec(const void *lock);
+/*
+ * The report, if TOFUTEX_PROFILE is on and the process locked something
+ * (exit.c); @names: frames get their function's name (dladdr()), which
+ * only a process that ends through exit() may ask for.
+ */
+TOFUTEX_HIDDEN void tfx_prof_print(bool names);
 
 static inline void tfx_prof_locked(const void *lock, bool exclusive)
 {

@@ -31,6 +31,10 @@
  * set-ID program never writes a file named by its caller. The line is
  * written with one write(2), so that the lines of several processes
  * sharing a file or a pipe do not interleave.
+ *
+ * When: as the process ends (exit.c, also after _exit()); the line is
+ * made with snprintf() of integers and strings into a buffer on the
+ * stack, which allocates nothing and takes no lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,11 +101,13 @@ static int tfx_stats_backend(char *buf, size_t len)
 			(unsigned long long)st.wake_calls);
 }
 
-static void tfx_stats_print(void)
+void tfx_stats_print(void)
 {
 	char backend[384], line[640];
 	int n;
 
+	if (!tfx_stats.on)
+		return;
 	if (!tfx_stats_all &&
 	    !__atomic_load_n(&tofutex__tid_used, __ATOMIC_RELAXED))
 		return;
@@ -137,5 +143,4 @@ __attribute__((constructor)) static void tfx_stats_start(void)
 	}
 	tfx_stats.on = true;
 	__atomic_store_n(&tofutex__futex_counting, true, __ATOMIC_RELAXED);
-	atexit(tfx_stats_print);
 }

@@ -25,6 +25,8 @@ extern struct tfx_stats tfx_stats TOFUTEX_HIDDEN;
 /* stats.c: does @attr make a mutex, a condition variable that we run? */
 TOFUTEX_HIDDEN bool tfx_stats_mutexattr_ours(const pthread_mutexattr_t *attr);
 TOFUTEX_HIDDEN bool tfx_stats_condattr_ours(const pthread_condattr_t *attr);
+/* stats.c: the process's line, if TOFUTEX_RUN_STATS is on (exit.c). */
+TOFUTEX_HIDDEN void tfx_stats_print(void);
 
 static inline void tfx_stats_add(uint64_t *counter)
 {

@@ -14,6 +14,9 @@
  * say where it was first contended (this program's function), and be one
  * JSON object (python3 -m json.tool, where python3 is installed); the
  * table form (tofutex-run --profile=FILE) names the same lock first.
+ * The same report comes from a process that ends with _exit() (its
+ * frames then without function names), from a fork() child that does,
+ * and exactly once from a process whose vfork() child calls _exit().
  */
 #include <libgen.h>
 #include <sys/wait.h>
@@ -21,7 +24,11 @@
 #include "../common.h"
 #include "sleeping.h"
 
+/* How the child ends after its work: returns from main(), or ... */
 #define WORK_ARG	"--work"
+#define WORK_EXIT_ARG	"--work-_exit"	/* calls _exit() */
+#define WORK_FORK_ARG	"--work-fork"	/* works in a fork() child, _exit() */
+#define WORK_VFORK_ARG	"--work-vfork"	/* a vfork() child calls _exit() */
 #define HOT_ROUNDS	3
 #define HOT_HOLD_NS	(300 * NSEC_PER_MSEC)
 #define HOT_EXTRA	1000
@@ -125,16 +132,54 @@ static int work(void)
 		pthread_mutex_lock(&hot);
 		pthread_mutex_unlock(&hot);
 	}
-	printf("hot=%p cold=%p rw=%p cv=%p\n", (void *)&hot, (void *)&cold,
-	       (void *)&rw, (void *)&cv);
+	printf("pid=%d hot=%p cold=%p rw=%p cv=%p\n", (int)getpid(),
+	       (void *)&hot, (void *)&cold, (void *)&rw, (void *)&cv);
 	return 0;
 }
 
+/* work(), ended as @how says (the WORK_*_ARG above). */
+static int work_then(const char *how)
+{
+	int status;
+	pid_t pid;
+
+	if (!strcmp(how, WORK_ARG))
+		return work();
+	if (!strcmp(how, WORK_EXIT_ARG)) {
+		status = work();
+		fflush(stdout);
+		_exit(status);
+	}
+	if (!strcmp(how, WORK_FORK_ARG)) {
+		pid = fork();
+		if (pid == 0) {
+			status = work();
+			fflush(stdout);
+			_exit(status);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return 3;
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+	}
+	if (!strcmp(how, WORK_VFORK_ARG)) {
+		status = work();
+		fflush(stdout);
+		pid = vfork();
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 3;
+		return status;
+	}
+	return 2;
+}
+
 /*
- * Run this program (--work) under tofutex-run with TOFUTEX_PROFILE=@value,
- * or with tofutex-run's option @opt (@value NULL).
+ * Run this program (@how: WORK_ARG, ...) under tofutex-run with
+ * TOFUTEX_PROFILE=@value, or with tofutex-run's option @opt (@value NULL).
  */
-static void run_work(const char *opt, const char *value, char *out, size_t len)
+static void run_work(const char *how, const char *opt, const char *value,
+		     char *out, size_t len)
 {
 	const char *env = getenv("LD_PRELOAD");
 	char self[PATH_MAX], run[PATH_MAX], dir[PATH_MAX];
@@ -158,9 +203,9 @@ static void run_work(const char *opt, const char *value, char *out, size_t len)
 		unsetenv("TOFUTEX_PROFILE");
 		if (value) {
 			setenv("TOFUTEX_PROFILE", value, 1);
-			execl(run, run, self, WORK_ARG, (char *)NULL);
+			execl(run, run, self, how, (char *)NULL);
 		} else {
-			execl(run, run, opt, self, WORK_ARG, (char *)NULL);
+			execl(run, run, opt, self, how, (char *)NULL);
 		}
 		_exit(126);
 	}
@@ -212,13 +257,14 @@ static unsigned long long field(const char *obj, const char *name)
 }
 
 struct addrs {
+	int pid;
 	char hot[32], cold[32], rw[32], cv[32];
 };
 
 static void parse_addrs(const char *out, struct addrs *a)
 {
-	ck_assert_int_eq(sscanf(out, "hot=%31s cold=%31s rw=%31s cv=%31s",
-				a->hot, a->cold, a->rw, a->cv), 4);
+	ck_assert_int_eq(sscanf(out, "pid=%d hot=%31s cold=%31s rw=%31s cv=%31s",
+				&a->pid, a->hot, a->cold, a->rw, a->cv), 5);
 }
 
 static void tmp_path(char *buf, size_t len, const char *suffix)
@@ -229,19 +275,27 @@ static void tmp_path(char *buf, size_t len, const char *suffix)
 	unlink(buf);
 }
 
-START_TEST(test_profile_json_hot_lock_first_exact_counts)
+/*
+ * Run the work ended as @how with the JSON report on: one report, from
+ * the process that did the work, the hot lock first with exact counts,
+ * first contended at @where (a frame of this program's hot_locker()).
+ */
+static void check_json_report(const char *how, const char *where)
 {
-	char path[PATH_MAX], out[256], cmd[PATH_MAX + 64];
+	char path[PATH_MAX], out[256], cmd[PATH_MAX + 64], pid[32];
 	static char json[65536];
 	const char *h, *c, *first;
 	struct addrs a;
 
 	tmp_path(path, sizeof(path), ".json");
-	run_work(NULL, path, out, sizeof(out));
+	run_work(how, NULL, path, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, json, sizeof(json));
-	ck_assert_msg(strchr(json, '\n') == json + strlen(json) - 1,
-		      "one line: %s", json);
+	ck_assert_msg(*json && strchr(json, '\n') == json + strlen(json) - 1,
+		      "one report, on one line: %s", json);
+	snprintf(pid, sizeof(pid), "\"pid\": %d,", a.pid);
+	ck_assert_msg(strstr(json, pid), "not the report of %d: %s", a.pid,
+		      json);
 	first = strstr(json, "\"rank\": 1,");
 	h = lock_json(json, a.hot);
 	ck_assert_msg(first && h < first && strchr(h, '}') > first,
@@ -252,8 +306,7 @@ START_TEST(test_profile_json_hot_lock_first_exact_counts)
 	/* Each waiter took it from the main thread, and gave it back. */
 	ck_assert_uint_eq(field(h, "owner_changes"), 2 * HOT_ROUNDS - 1);
 	ck_assert_uint_ge(field(h, "wait_ns"), HOT_ROUNDS * HOT_HOLD_NS);
-	ck_assert_msg(strstr(h, "test_pthread_profile:hot_locker+"),
-		      "first contended where? %.600s", h);
+	ck_assert_msg(strstr(h, where), "first contended where? %.600s", h);
 	c = lock_json(json, a.cold);
 	ck_assert_uint_eq(field(c, "locked"), 2);
 	ck_assert_uint_eq(field(c, "contended"), 1);
@@ -268,6 +321,31 @@ START_TEST(test_profile_json_hot_lock_first_exact_counts)
 	}
 	unlink(path);
 }
+
+START_TEST(test_profile_json_hot_lock_first_exact_counts)
+{
+	check_json_report(WORK_ARG, "\"test_pthread_profile:hot_locker+");
+}
+END_TEST
+
+/* Without dladdr() there: the binary and the address in it. */
+START_TEST(test_profile_after__exit)
+{
+	check_json_report(WORK_EXIT_ARG, "[\"test_pthread_profile+0x");
+}
+END_TEST
+
+START_TEST(test_profile_fork_child_after__exit)
+{
+	check_json_report(WORK_FORK_ARG, "[\"test_pthread_profile+0x");
+}
+END_TEST
+
+/* The vfork() child has the parent's tables: it must not report them. */
+START_TEST(test_profile_once_with_vfork_child__exit)
+{
+	check_json_report(WORK_VFORK_ARG, "\"test_pthread_profile:hot_locker+");
+}
 END_TEST
 
 START_TEST(test_profile_table_hot_lock_first)
@@ -279,7 +357,7 @@ START_TEST(test_profile_table_hot_lock_first)
 
 	tmp_path(path, sizeof(path), ".txt");
 	snprintf(opt, sizeof(opt), "--profile=%s", path);
-	run_work(opt, NULL, out, sizeof(out));
+	run_work(WORK_ARG, opt, NULL, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, table, sizeof(table));
 	ck_assert_msg(strstr(table, "tofutex-run: profile of test_pthread_pro"),
@@ -302,6 +380,9 @@ static Suite *pthread_profile_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_profile_json_hot_lock_first_exact_counts);
 	tcase_add_test(tc, test_profile_table_hot_lock_first);
+	tcase_add_test(tc, test_profile_after__exit);
+	tcase_add_test(tc, test_profile_fork_child_after__exit);
+	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -311,8 +392,8 @@ int main(int argc, char **argv)
 	SRunner *sr;
 	int failed;
 
-	if (argc > 1 && !strcmp(argv[1], WORK_ARG))
-		return work();
+	if (argc > 1 && !strncmp(argv[1], WORK_ARG, strlen(WORK_ARG)))
+		return work_then(argv[1]);
 	sr = srunner_create(pthread_profile_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
