@@ -56,12 +56,15 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # (libglib2.0-tests). glibc-source: glibc's own tests, built by
 # tests/glibc/build.sh. debootstrap and curl: the trixie root in which
 # tests/qemu/debian-kernels.sh builds the module for Debian's newer kernels.
+# linux-perf: perf record and perf script on the module's tracepoints in
+# the guests (test_trace).
 all=(linux-image-amd64 linux-headers-amd64
      linux-image-6.12-amd64 linux-headers-6.12-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
-     glibc-source cmake pkg-config debootstrap curl systemtap-sdt-dev valgrind)
+     glibc-source cmake pkg-config debootstrap curl systemtap-sdt-dev valgrind
+     linux-perf)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
 glibc=(build-essential xz-utils glibc-source)

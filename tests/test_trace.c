@@ -9,12 +9,17 @@
  *
  * Needs root (tracefs; the hand-off test sets handoff_ns). Skips, saying
  * so, only where the kernel has no tracefs; a kernel with tracefs and no
- * tofutex events fails. Tests assert what happened, never how long it
+ * tofutex events fails. One test reads the events as a user would, with
+ * perf(1): `perf record -e 'tofutex:*'` over this program contending a
+ * mutex (CONTEND_ARG), then `perf script`; perf is TOFUTEX_TEST_PERF
+ * (the guests', packed by tests/qemu/run.sh: it must work) or else
+ * /usr/bin/perf, and without either that test skips, saying so. Tests assert what happened, never how long it
  * took: every wait is for a state (a sleeper's WAITERS bit, a thread
  * asleep), bounded by TEST_WAIT_NS.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "common.h"
 #include "params.h"
@@ -24,6 +29,9 @@
 
 /* The tofutex events' lines of a trace buffer, at most this much. */
 #define TRACE_MAX	(1 << 20)
+
+/* This program, run by perf: contend one mutex, print what it locked. */
+#define CONTEND_ARG	"--contend"
 
 /* A user address as the events print it (0x%lx). */
 #define UA(p)		((unsigned long)(uintptr_t)(p))
@@ -133,9 +141,10 @@ static bool has_tokens(const char *fields, const char *want)
 }
 
 /*
- * The fields of the first @event in @buf from thread @tid that has every
- * token of @want ("key=value ..."), copied to @out; false when none.
- * A line reads "<comm>-<tid> [cpu] flags time: <event>: <fields>".
+ * The fields of the first @event in @buf from thread @tid (0: any) that
+ * has every token of @want ("key=value ..."), copied to @out; false when
+ * none. A line reads "<comm>-<tid> [cpu] flags time: <event>: <fields>"
+ * (tracefs) or "<comm> <tid> [cpu] time: <event>: <fields>" (perf script).
  */
 static bool find_event(const char *buf, const char *event, uint32_t tid,
 		       const char *want, char *out, size_t outlen)
@@ -144,7 +153,7 @@ static bool find_event(const char *buf, const char *event, uint32_t tid,
 	const char *p = buf, *end, *ev, *dash;
 	size_t len;
 
-	snprintf(name, sizeof(name), ": %s: ", event);
+	snprintf(name, sizeof(name), " %s: ", event);
 	for (; *p; p = *end ? end + 1 : end) {
 		end = strchrnul(p, '\n');
 		len = (size_t)(end - p) < sizeof(line) - 1 ?
@@ -157,9 +166,9 @@ static bool find_event(const char *buf, const char *event, uint32_t tid,
 			continue;
 		while (dash > line && dash[-1] == ' ')
 			dash--;
-		while (dash > line && dash[-1] != '-')
+		while (dash > line && dash[-1] != '-' && dash[-1] != ' ')
 			dash--;
-		if (dash == line || strtoul(dash, NULL, 10) != tid)
+		if (tid && (dash == line || strtoul(dash, NULL, 10) != tid))
 			continue;
 		ev += strlen(name);
 		if (!has_tokens(ev, want))
@@ -428,6 +437,114 @@ START_TEST(test_trace_swap)
 }
 END_TEST
 
+/*
+ * Run @argv with its standard output and error into @out (at most @len - 1
+ * bytes, NUL-terminated); its wait status.
+ */
+static int run_capture(char *const argv[], char *out, size_t len)
+{
+	size_t got = 0;
+	int po[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(po[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	while (got < len - 1 && (n = read(po[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(po[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* perf(1), or NULL (the header says which). */
+static const char *perf_path(void)
+{
+	const char *env = getenv("TOFUTEX_TEST_PERF");
+
+	if (env && *env)
+		return env;
+	return access("/usr/bin/perf", X_OK) == 0 ? "/usr/bin/perf" : NULL;
+}
+
+/*
+ * Run by perf (CONTEND_ARG), as a suite of its own so that a failure
+ * says what failed: one contention (contend()), then its names.
+ */
+START_TEST(test_contend_under_perf)
+{
+	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m };
+	struct locker l = { .m = &m };
+
+	ck_assert_msg(tofutex_backend() == TOFUTEX_BACKEND_MODULE,
+		      "the tracepoints are the module's");
+	contend(&h, &l, &m.word);
+	printf("contended pid=%d uaddr=0x%lx holder=%u locker=%u\n",
+	       (int)getpid(), UA(&m.word), atomic_load(&h.tid),
+	       atomic_load(&l.tid));
+}
+END_TEST
+
+START_TEST(test_trace_perf_record_script)
+{
+	char self[PATH_MAX], data[PATH_MAX], f[256];
+	static char out[TRACE_MAX];
+	const char *perf = perf_path(), *line;
+	unsigned long uaddr;
+	unsigned int htid, ltid;
+	int pid, status;
+	ssize_t n;
+
+	if (!perf) {
+		printf("SKIPPED: test_trace_perf_record_script: no perf (TOFUTEX_TEST_PERF, /usr/bin/perf): nothing checked\n");
+		return;
+	}
+	if (!tracefs_ready()) {
+		printf("SKIPPED: test_trace_perf_record_script: this kernel has no tracefs (CONFIG_TRACING): nothing checked\n");
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert(n > 0);
+	self[n] = '\0';
+	snprintf(data, sizeof(data), "%s/tofutex-perf-%d.data",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	status = run_capture((char *const[]){ (char *)perf, "record",
+					      "--no-buildid", "-e", "tofutex:*",
+					      "-o", data, "--", self,
+					      CONTEND_ARG, NULL },
+			     out, sizeof(out));
+	line = strstr(out, "contended pid=");
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status) && line &&
+		      sscanf(line, "contended pid=%d uaddr=0x%lx holder=%u locker=%u",
+			     &pid, &uaddr, &htid, &ltid) == 4,
+		      "perf record: status %#x:\n%s", status, out);
+	status = run_capture((char *const[]){ (char *)perf, "script", "-i",
+					      data, NULL },
+			     out, sizeof(out));
+	unlink(data);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "perf script: status %#x:\n%s", status, out);
+	/* Every line is printed, as the report shows one. */
+	printf("perf script:\n%s", out);
+	ASSERT_EVENT(out, "tofutex:tofutex_lock_contended", ltid, f,
+		     "tgid=%d uaddr=0x%lx op=lock", pid, uaddr);
+	ASSERT_EVENT(out, "tofutex:tofutex_lock_acquired", ltid, f,
+		     "tgid=%d uaddr=0x%lx op=lock", pid, uaddr);
+	ASSERT_EVENT(out, "tofutex:tofutex_release_woke", htid, f,
+		     "tgid=%d uaddr=0x%lx op=unlock", pid, uaddr);
+}
+END_TEST
+
 static void trace_setup(void)
 {
 	if (!param_read("handoff_ns", &saved_handoff_ns))
@@ -453,11 +570,22 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_trace_handoff);
 	tcase_add_test(tc, test_trace_rw_grant);
 	tcase_add_test(tc, test_trace_swap);
+	tcase_add_test(tc, test_trace_perf_record_script);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	Suite *s;
+	TCase *tc;
+
+	if (argc > 1 && !strcmp(argv[1], CONTEND_ARG)) {
+		s = suite_create("contend");
+		tc = tcase_create("contend");
+		tcase_add_test(tc, test_contend_under_perf);
+		suite_add_tcase(s, tc);
+		return run_suite(s);
+	}
 	return run_suite(trace_suite());
 }

@@ -178,6 +178,19 @@ pack_preload() {
 	cp -L "$gcc_s" "$root$gcc_s"
 }
 
+# pack_perf ROOT: perf(1) (Debian's linux-perf) and its libraries, for
+# test_trace's perf record/perf script run; TOFUTEX_TEST_PERF tells the
+# test that perf is there, so that it fails rather than skips.
+pack_perf() {
+	local root=$1 perf
+
+	perf=$(command -v perf) || die "perf is missing (run tests/deps.sh)"
+	mkdir -p "$root/usr/bin"
+	cp -L "$perf" "$root/usr/bin/perf"
+	pack_libs "$root" "$perf"
+	echo "TOFUTEX_TEST_PERF=/usr/bin/perf" >>"$root/etc/tofutex-test.env"
+}
+
 # The real programs tests/programs/run.sh runs under tofutex-run in the
 # guests (Debian packages, tests/deps.sh), and the tools it needs; a path
 # for one that is not on PATH (packed into /usr/bin all the same).
@@ -459,6 +472,7 @@ guest() {
 	done
 	[ -z "${GLIBC_TESTS-}" ] ||
 		printf "GLIBC_TESTS='%s'\n" "$GLIBC_TESTS" >>"$root/etc/tofutex-test.env"
+	[ "$mode" != check ] || [ ! -x "$root/tests/test_trace" ] || pack_perf "$root"
 	(cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) |
 		gzip -1 >"$dir/initramfs.gz"
 
