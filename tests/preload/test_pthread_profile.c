@@ -16,7 +16,10 @@
  * table form (tofutex-run --profile=FILE) names the same lock first.
  * The same report comes from a process that ends with _exit() (its
  * frames then without function names), from a fork() child that does,
- * and exactly once from a process whose vfork() child calls _exit().
+ * and exactly once from a process whose vfork() child calls _exit();
+ * so does TOFUTEX_RUN_STATS's line, which names the backend the report
+ * was made on (the one TOFUTEX_BACKEND forces: the guests run this
+ * program on the module and on futex(2)).
  */
 #include <libgen.h>
 #include <sys/wait.h>
@@ -176,10 +179,11 @@ static int work_then(const char *how)
 
 /*
  * Run this program (@how: WORK_ARG, ...) under tofutex-run with
- * TOFUTEX_PROFILE=@value, or with tofutex-run's option @opt (@value NULL).
+ * TOFUTEX_PROFILE=@value, or with tofutex-run's option @opt (@value NULL),
+ * and TOFUTEX_RUN_STATS=@stats unless NULL.
  */
 static void run_work(const char *how, const char *opt, const char *value,
-		     char *out, size_t len)
+		     const char *stats, char *out, size_t len)
 {
 	const char *env = getenv("LD_PRELOAD");
 	char self[PATH_MAX], run[PATH_MAX], dir[PATH_MAX];
@@ -201,6 +205,9 @@ static void run_work(const char *how, const char *opt, const char *value,
 		dup2(po[1], 1);
 		unsetenv("LD_PRELOAD");
 		unsetenv("TOFUTEX_PROFILE");
+		unsetenv("TOFUTEX_RUN_STATS");
+		if (stats)
+			setenv("TOFUTEX_RUN_STATS", stats, 1);
 		if (value) {
 			setenv("TOFUTEX_PROFILE", value, 1);
 			execl(run, run, self, how, (char *)NULL);
@@ -276,20 +283,45 @@ static void tmp_path(char *buf, size_t len, const char *suffix)
 }
 
 /*
- * Run the work ended as @how with the JSON report on: one report, from
- * the process that did the work, the hot lock first with exact counts,
- * first contended at @where (a frame of this program's hot_locker()).
+ * TOFUTEX_RUN_STATS's file @path: one line, from process @pid, on the
+ * backend TOFUTEX_BACKEND forces (module, futex) if it forces one.
+ */
+static void check_stats_line(const char *path, int pid)
+{
+	const char *backend = getenv("TOFUTEX_BACKEND");
+	char line[1024], want[64];
+
+	read_file(path, line, sizeof(line));
+	unlink(path);
+	snprintf(want, sizeof(want), "[%d] backend=", pid);
+	ck_assert_msg(strstr(line, want) &&
+		      strchr(line, '\n') == line + strlen(line) - 1,
+		      "one statistics line from %d: %s", pid, line);
+	if (!backend || (strcmp(backend, "module") && strcmp(backend, "futex")))
+		return;
+	snprintf(want, sizeof(want), "backend=%s ", backend);
+	ck_assert_msg(strstr(line, want), "not on %s: %s", backend, line);
+}
+
+/*
+ * Run the work ended as @how with the JSON report and the statistics
+ * on: one report and one statistics line, from the process that did the
+ * work, the hot lock first with exact counts, first contended at @where
+ * (a frame of this program's hot_locker()).
  */
 static void check_json_report(const char *how, const char *where)
 {
-	char path[PATH_MAX], out[256], cmd[PATH_MAX + 64], pid[32];
+	char path[PATH_MAX], stats[PATH_MAX], out[256], cmd[PATH_MAX + 64];
 	static char json[65536];
 	const char *h, *c, *first;
 	struct addrs a;
+	char pid[32];
 
 	tmp_path(path, sizeof(path), ".json");
-	run_work(how, NULL, path, out, sizeof(out));
+	tmp_path(stats, sizeof(stats), ".stats");
+	run_work(how, NULL, path, stats, out, sizeof(out));
 	parse_addrs(out, &a);
+	check_stats_line(stats, a.pid);
 	read_file(path, json, sizeof(json));
 	ck_assert_msg(*json && strchr(json, '\n') == json + strlen(json) - 1,
 		      "one report, on one line: %s", json);
@@ -357,7 +389,7 @@ START_TEST(test_profile_table_hot_lock_first)
 
 	tmp_path(path, sizeof(path), ".txt");
 	snprintf(opt, sizeof(opt), "--profile=%s", path);
-	run_work(WORK_ARG, opt, NULL, out, sizeof(out));
+	run_work(WORK_ARG, opt, NULL, NULL, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, table, sizeof(table));
 	ck_assert_msg(strstr(table, "tofutex-run: profile of test_pthread_pro"),
