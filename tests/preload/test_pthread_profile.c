@@ -392,6 +392,8 @@ START_TEST(test_profile_table_hot_lock_first)
 	run_work(WORK_ARG, opt, NULL, NULL, out, sizeof(out));
 	parse_addrs(out, &a);
 	read_file(path, table, sizeof(table));
+	/* In the log, as a user would see it. */
+	printf("%s", table);
 	ck_assert_msg(strstr(table, "tofutex-run: profile of test_pthread_pro"),
 		      "%s", table);
 	line = strstr(table, "\n  1 ");
