@@ -33,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -444,6 +445,45 @@ static inline void realtime_step(long delta_s)
 	ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts), 0);
 	ts.tv_sec += delta_s;
 	ck_assert_int_eq(clock_settime(CLOCK_REALTIME, &ts), 0);
+}
+
+/*
+ * Run @argv (a path and its arguments) with @env's changes to the
+ * environment ("NAME=value" set, "NAME" removed; NULL-terminated, or NULL
+ * for none), its standard output, and its standard error too if @errs,
+ * into @out (at most @len - 1 bytes, NUL-terminated); its wait status.
+ */
+static inline int run_capture(char *const argv[], char *const env[], bool errs,
+			      char *out, size_t len)
+{
+	size_t got = 0;
+	int po[2], status, i;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(po[1], 1);
+		if (errs)
+			dup2(po[1], 2);
+		for (i = 0; env && env[i]; i++) {
+			if (strchr(env[i], '='))
+				putenv(env[i]);
+			else
+				unsetenv(env[i]);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	while (got < len - 1 && (n = read(po[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(po[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
 }
 
 /* main() of every test binary: run @s with Check's CK_* environment. */

@@ -19,7 +19,6 @@
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "common.h"
 #include "params.h"
@@ -437,35 +436,6 @@ START_TEST(test_trace_swap)
 }
 END_TEST
 
-/*
- * Run @argv with its standard output and error into @out (at most @len - 1
- * bytes, NUL-terminated); its wait status.
- */
-static int run_capture(char *const argv[], char *out, size_t len)
-{
-	size_t got = 0;
-	int po[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		dup2(po[1], 1);
-		dup2(po[1], 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(po[1]);
-	while (got < len - 1 && (n = read(po[0], out + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
-	close(po[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return status;
-}
-
 /* perf(1), or NULL (the header says which). */
 static const char *perf_path(void)
 {
@@ -522,7 +492,7 @@ START_TEST(test_trace_perf_record_script)
 					      "--no-buildid", "-e", "tofutex:*",
 					      "-o", data, "--", self,
 					      CONTEND_ARG, NULL },
-			     out, sizeof(out));
+			     NULL, true, out, sizeof(out));
 	line = strstr(out, "contended pid=");
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status) && line &&
 		      sscanf(line, "contended pid=%d uaddr=0x%lx holder=%u locker=%u",
@@ -530,7 +500,7 @@ START_TEST(test_trace_perf_record_script)
 		      "perf record: status %#x:\n%s", status, out);
 	status = run_capture((char *const[]){ (char *)perf, "script", "-i",
 					      data, NULL },
-			     out, sizeof(out));
+			     NULL, true, out, sizeof(out));
 	unlink(data);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "perf script: status %#x:\n%s", status, out);

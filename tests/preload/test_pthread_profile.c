@@ -22,7 +22,6 @@
  * program on the module and on futex(2)).
  */
 #include <libgen.h>
-#include <sys/wait.h>
 
 #include "../common.h"
 #include "sleeping.h"
@@ -187,10 +186,11 @@ static void run_work(const char *how, const char *opt, const char *value,
 {
 	const char *env = getenv("LD_PRELOAD");
 	char self[PATH_MAX], run[PATH_MAX], dir[PATH_MAX];
-	int po[2], status;
+	char prof_env[PATH_MAX + 32], stats_env[PATH_MAX + 32];
+	char *changes[6] = { "LD_PRELOAD", "TOFUTEX_PROFILE", "TOFUTEX_RUN_STATS" };
+	char *args[5] = { run };
+	int status, c = 3, i = 1;
 	ssize_t n;
-	size_t got = 0;
-	pid_t pid;
 
 	ck_assert_msg(env && *env, "run under tofutex-run");
 	snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(env, ": "), env);
@@ -198,30 +198,19 @@ static void run_work(const char *how, const char *opt, const char *value,
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	ck_assert(n > 0);
 	self[n] = '\0';
-	ck_assert_int_eq(pipe(po), 0);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		dup2(po[1], 1);
-		unsetenv("LD_PRELOAD");
-		unsetenv("TOFUTEX_PROFILE");
-		unsetenv("TOFUTEX_RUN_STATS");
-		if (stats)
-			setenv("TOFUTEX_RUN_STATS", stats, 1);
-		if (value) {
-			setenv("TOFUTEX_PROFILE", value, 1);
-			execl(run, run, self, how, (char *)NULL);
-		} else {
-			execl(run, run, opt, self, how, (char *)NULL);
-		}
-		_exit(126);
+	if (stats) {
+		snprintf(stats_env, sizeof(stats_env), "TOFUTEX_RUN_STATS=%s", stats);
+		changes[c++] = stats_env;
 	}
-	close(po[1]);
-	while (got < len - 1 && (n = read(po[0], out + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
-	close(po[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (value) {
+		snprintf(prof_env, sizeof(prof_env), "TOFUTEX_PROFILE=%s", value);
+		changes[c++] = prof_env;
+	} else {
+		args[i++] = (char *)opt;
+	}
+	args[i++] = self;
+	args[i++] = (char *)how;
+	status = run_capture(args, changes, false, out, len);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "child status %#x", status);
 }
