@@ -323,7 +323,7 @@ DEBUG_QEMU_TIMEOUT ?= 1800
 check-debug:
 	@tests/deps.sh all
 	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
+	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
 		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
 	rc=0 && for m in $(DEBUG_PREEMPT_MODES); do \
@@ -573,6 +573,7 @@ help:
 	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
+	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
