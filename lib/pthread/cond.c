@@ -111,7 +111,7 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 		.lock = tfx_wait_lock,
 	};
 	struct tfx_depth d = { .m = m };
-	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	uint64_t t0 = tfx_prof() ? tfx_prof_begin(c, true) : 0;
 	int err;
 
 	TFX_PROBE(cond_wait, c, m);

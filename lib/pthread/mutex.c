@@ -191,7 +191,7 @@ static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
 	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
-	uint64_t t0 = tfx_prof_now();
+	uint64_t t0 = tfx_prof_begin(m, word & TOFUTEX_TID_MASK);
 	int err = tofutex__mutex_clocklock(t, clockid, abstime, false);
 
 	if (word & TOFUTEX_TID_MASK)
@@ -254,7 +254,7 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 /* The contended lock of our @m, timed for TOFUTEX_PROFILE. */
 static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 {
-	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	uint64_t t0 = tfx_prof() ? tfx_prof_begin(m, true) : 0;
 	int err = tofutex__mutex_lock_rest(tfx_mutex(m), tid, word, false);
 
 	if (t0)

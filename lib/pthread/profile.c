@@ -203,6 +203,39 @@ static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
 	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
 }
 
+/*
+ * The stack of this thread's wait that may make a record (profile.h),
+ * for that record; @busy while it is taken, so that a lock the unwinder
+ * waits for meanwhile takes none (the unwinder would wait for itself).
+ */
+static __thread struct {
+	const void *lock;
+	bool busy;
+	int nframes;
+	void *frames[TFX_PROF_FRAMES];
+} tfx_prof_pre;
+
+void tfx_prof_stack(const void *lock)
+{
+	if (tfx_prof_pre.busy)
+		return;
+	tfx_prof_pre.busy = true;
+	tfx_prof_pre.nframes = backtrace(tfx_prof_pre.frames, TFX_PROF_FRAMES);
+	tfx_prof_pre.lock = lock;
+	tfx_prof_pre.busy = false;
+}
+
+/* @r is new: the stack tfx_prof_stack() took for @lock, if any. */
+static void tfx_prof_take_stack(struct tfx_prof_rec *r, const void *lock)
+{
+	if (tfx_prof_pre.lock != lock)
+		return;
+	memcpy(r->frames, tfx_prof_pre.frames,
+	       (size_t)tfx_prof_pre.nframes * sizeof(r->frames[0]));
+	r->nframes = tfx_prof_pre.nframes;
+	tfx_prof_pre.lock = NULL;
+}
+
 void tfx_prof_locked_rec(const void *lock, bool exclusive)
 {
 	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
@@ -222,7 +255,7 @@ void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 		return;
 	if (created) {
 		r->kind = kind;
-		r->nframes = backtrace(r->frames, TFX_PROF_FRAMES);
+		tfx_prof_take_stack(r, lock);
 		/* The lock its holder took: counted as any later one. */
 		if (kind != TFX_PROF_COND)
 			tfx_prof_add(&r->locked, 1);

@@ -64,6 +64,7 @@ static inline bool tfx_prof(void)
  * owner's acquire does not overwrite what the hold is measured from).
  */
 TOFUTEX_HIDDEN uint64_t tfx_prof_now(void);
+TOFUTEX_HIDDEN void tfx_prof_stack(const void *lock);
 TOFUTEX_HIDDEN void tfx_prof_locked_rec(const void *lock, bool exclusive);
 TOFUTEX_HIDDEN void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind,
 				    bool exclusive, uint64_t t0, int err);
@@ -74,6 +75,20 @@ TOFUTEX_HIDDEN void tfx_prof_unlock_rec(const void *lock);
  * only a process that ends through exit() may ask for.
  */
 TOFUTEX_HIDDEN void tfx_prof_print(bool names);
+
+/*
+ * A wait on @lock begins now, if @waits: its start (tfx_prof_waited()'s
+ * @t0), and, when @lock may have no record yet, the call stack that a
+ * record made after the wait is to show. The stack is taken here, before
+ * the lock is held: the unwinder locks a mutex of its own (libgcc's
+ * object_mutex), which may be @lock.
+ */
+static inline uint64_t tfx_prof_begin(const void *lock, bool waits)
+{
+	if (waits && !tfx_prof_maybe(lock))
+		tfx_prof_stack(lock);
+	return tfx_prof_now();
+}
 
 static inline void tfx_prof_locked(const void *lock, bool exclusive)
 {

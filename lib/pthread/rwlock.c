@@ -114,8 +114,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		       clockid_t clockid, const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
-	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
-	bool held = t0 && tfx_rw_held(t, write);
+	bool held = tfx_prof() && tfx_rw_held(t, write);
+	uint64_t t0 = tfx_prof() ? tfx_prof_begin(rw, held) : 0;
 	int err;
 
 	if (!abstime)

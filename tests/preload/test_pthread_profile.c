@@ -21,6 +21,7 @@
  * was made on (the one TOFUTEX_BACKEND forces: the guests run this
  * program on the module and on futex(2)).
  */
+#include <execinfo.h>
 #include <libgen.h>
 
 #include "../common.h"
@@ -31,6 +32,8 @@
 #define WORK_EXIT_ARG	"--work-_exit"	/* calls _exit() */
 #define WORK_FORK_ARG	"--work-fork"	/* works in a fork() child, _exit() */
 #define WORK_VFORK_ARG	"--work-vfork"	/* a vfork() child calls _exit() */
+#define WORK_UNWIND_ARG	"--work-unwind"	/* threads contend in the unwinder */
+#define UNWIND_ROUNDS	20000
 #define HOT_ROUNDS	3
 #define HOT_HOLD_NS	(300 * NSEC_PER_MSEC)
 #define HOT_EXTRA	1000
@@ -139,6 +142,45 @@ static int work(void)
 	return 0;
 }
 
+/*
+ * Registered unwind information (as a JIT registers its code's) makes
+ * libgcc's unwinder lock a pthread mutex of its own, object_mutex, on
+ * each backtrace(): two threads unwinding contend on it, and the report
+ * must not unwind while it holds it. One CIE and the terminator.
+ */
+extern void __register_frame_info(const void *begin, void *ob);
+static const uint32_t unwind_eh[] __attribute__((aligned(8))) = {
+	12, 0, 0x7801, 0x10, 0, 0
+};
+static char unwind_object[256] __attribute__((aligned(16)));
+
+static void *unwinder(void *arg)
+{
+	void *frames[16];
+	int i;
+
+	for (i = 0; i < UNWIND_ROUNDS; i++)
+		backtrace(frames, 16);
+	return arg;
+}
+
+static int work_unwind(void)
+{
+	pthread_t t[2];
+	int i;
+
+	/* A hang is a failure, not a stuck test. */
+	alarm(60);
+	__register_frame_info(unwind_eh, unwind_object);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, unwinder, NULL))
+			return 3;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("unwound\n");
+	return 0;
+}
+
 /* work(), ended as @how says (the WORK_*_ARG above). */
 static int work_then(const char *how)
 {
@@ -147,6 +189,8 @@ static int work_then(const char *how)
 
 	if (!strcmp(how, WORK_ARG))
 		return work();
+	if (!strcmp(how, WORK_UNWIND_ARG))
+		return work_unwind();
 	if (!strcmp(how, WORK_EXIT_ARG)) {
 		status = work();
 		fflush(stdout);
@@ -394,6 +438,18 @@ START_TEST(test_profile_table_hot_lock_first)
 }
 END_TEST
 
+/* The unwinder's own mutex contended: the program ends, reported. */
+START_TEST(test_profile_no_unwind_under_lock)
+{
+	char path[PATH_MAX], out[256];
+
+	tmp_path(path, sizeof(path), ".txt");
+	run_work(WORK_UNWIND_ARG, NULL, path, NULL, out, sizeof(out));
+	ck_assert_str_eq(out, "unwound\n");
+	unlink(path);
+}
+END_TEST
+
 static Suite *pthread_profile_suite(void)
 {
 	Suite *s = suite_create("libtofutex-pthread contention report");
@@ -406,6 +462,7 @@ static Suite *pthread_profile_suite(void)
 	tcase_add_test(tc, test_profile_after__exit);
 	tcase_add_test(tc, test_profile_fork_child_after__exit);
 	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
+	tcase_add_test(tc, test_profile_no_unwind_under_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
