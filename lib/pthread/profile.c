@@ -38,8 +38,8 @@
  * another made at its address share a record. The child of fork()
  * starts with an empty table (the pages are dropped, not copied).
  *
- * Where the report goes: TOFUTEX_PROFILE=1, the table on standard error
- * as it was at start (a duplicate, as stats.c keeps); =FILE, appended to
+ * Where the report goes (report.h): TOFUTEX_PROFILE=1, the table on
+ * standard error as it was at start (a duplicate, as stats.c keeps); =FILE, appended to
  * FILE, as one JSON object on one line when FILE ends in ".json", else as
  * the table; each process that locked something of ours writes one
  * report with one write(2). TOFUTEX_PROFILE_TOP=N: the N locks with the
@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "report.h"
 
 #define TFX_PROF_SLOTS	8192u		/* a power of two */
 #define TFX_PROF_PROBES	64u
@@ -93,7 +94,7 @@ uint64_t tfx_prof_bloom[TFX_PROF_BLOOM_BITS / 64];
 static struct tfx_prof_rec *tfx_prof_tab;
 static struct tfx_prof_ent *tfx_prof_ents;	/* the report's sort */
 static uint64_t tfx_prof_dropped;	/* contended locks left unrecorded */
-static int tfx_prof_fd = -1;
+static struct tfx_report tfx_prof_out = { .fd = -1 };
 static bool tfx_prof_json;
 static unsigned int tfx_prof_top = 10;
 
@@ -570,7 +571,7 @@ void tfx_prof_print(bool names)
 	}
 	if (tfx_prof_json)
 		tfx_prof_put(&o, "]}\n");
-	(void)!write(tfx_prof_fd, o.p, o.len);
+	tfx_report_write(&tfx_prof_out, o.p, o.len);
 	munmap(p, o.cap);
 }
 
@@ -583,32 +584,24 @@ static void tfx_prof_child(void)
 	tfx_prof_dropped = 0;
 }
 
-/* Where the report goes, from TOFUTEX_PROFILE's value @env. */
-static int tfx_prof_open(const char *env)
-{
-	size_t n = strlen(env);
-
-	if (!strcmp(env, "1"))
-		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	tfx_prof_json = n > 5 && !strcmp(env + n - 5, ".json");
-	return open(env, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-		    0644);
-}
-
 __attribute__((constructor)) static void tfx_prof_start(void)
 {
 	const char *env = secure_getenv("TOFUTEX_PROFILE");
 	const char *top = secure_getenv("TOFUTEX_PROFILE_TOP");
 	void *warm[2];
+	size_t n;
+	int err;
 
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
 	if (top && *top)
 		tfx_prof_top = (unsigned int)strtoul(top, NULL, 10);
-	tfx_prof_fd = tfx_prof_open(env);
-	if (tfx_prof_fd < 0) {
+	n = strlen(env);
+	tfx_prof_json = n > 5 && !strcmp(env + n - 5, ".json");
+	err = tfx_report_open(&tfx_prof_out, env, false);
+	if (err) {
 		fprintf(stderr, "tofutex-run: TOFUTEX_PROFILE=%s: %s; no profile\n",
-			env, strerror(errno));
+			env, strerror(err));
 		return;
 	}
 	tfx_prof_tab = mmap(NULL, TFX_PROF_SLOTS * (sizeof(*tfx_prof_tab) +

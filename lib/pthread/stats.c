@@ -46,9 +46,10 @@
 
 #include "../backend.h"
 #include "preload.h"
+#include "report.h"
 
 struct tfx_stats tfx_stats;
-static int tfx_stats_fd = -1;
+static struct tfx_report tfx_stats_out = { .fd = -1 };
 /* TOFUTEX_RUN_STATS=all: print also for a process that locked nothing. */
 static bool tfx_stats_all;
 
@@ -120,25 +121,22 @@ void tfx_stats_print(void)
 		     (unsigned long long)tfx_stats.cond_inits,
 		     (unsigned long long)tfx_stats.cond_waits);
 	if (n > 0)
-		(void)!write(tfx_stats_fd, line,
+		tfx_report_write(&tfx_stats_out, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 __attribute__((constructor)) static void tfx_stats_start(void)
 {
 	const char *env = secure_getenv("TOFUTEX_RUN_STATS");
+	int err;
 
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
 	tfx_stats_all = !strcmp(env, "all");
-	if (!strcmp(env, "1") || tfx_stats_all)
-		tfx_stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	else
-		tfx_stats_fd = open(env, O_WRONLY | O_APPEND | O_CREAT |
-				    O_CLOEXEC | O_NOCTTY, 0644);
-	if (tfx_stats_fd < 0) {
+	err = tfx_report_open(&tfx_stats_out, env, true);
+	if (err) {
 		fprintf(stderr, "tofutex-run: TOFUTEX_RUN_STATS=%s: %s; no statistics\n",
-			env, strerror(errno));
+			env, strerror(err));
 		return;
 	}
 	tfx_stats.on = true;

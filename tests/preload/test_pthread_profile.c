@@ -33,7 +33,10 @@
 #define WORK_FORK_ARG	"--work-fork"	/* works in a fork() child, _exit() */
 #define WORK_VFORK_ARG	"--work-vfork"	/* a vfork() child calls _exit() */
 #define WORK_UNWIND_ARG	"--work-unwind"	/* threads contend in the unwinder */
-#define UNWIND_ROUNDS	20000
+/* closes fds 3-1023, writes DATA_LINE to TOFUTEX_TEST_DATA, returns */
+#define WORK_CLOSE_ARG	"--work-closefds"
+#define DATA_LINE	"DATA\n"
+#define UNWIND_ROUNDS	50000
 #define HOT_ROUNDS	3
 #define HOT_HOLD_NS	(300 * NSEC_PER_MSEC)
 #define HOT_EXTRA	1000
@@ -184,13 +187,23 @@ static int work_unwind(void)
 /* work(), ended as @how says (the WORK_*_ARG above). */
 static int work_then(const char *how)
 {
-	int status;
+	int status, fd;
 	pid_t pid;
 
 	if (!strcmp(how, WORK_ARG))
 		return work();
 	if (!strcmp(how, WORK_UNWIND_ARG))
 		return work_unwind();
+	if (!strcmp(how, WORK_CLOSE_ARG)) {
+		status = work();
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+		fd = open(getenv("TOFUTEX_TEST_DATA"), O_WRONLY | O_CREAT | O_TRUNC,
+			  0644);
+		if (fd < 0 || write(fd, DATA_LINE, strlen(DATA_LINE)) < 0)
+			return 3;
+		return status;
+	}
 	if (!strcmp(how, WORK_EXIT_ARG)) {
 		status = work();
 		fflush(stdout);
@@ -438,6 +451,24 @@ START_TEST(test_profile_table_hot_lock_first)
 }
 END_TEST
 
+/*
+ * A program that closes its descriptors and opens a file of its own
+ * under the report's number: the file gets only its data, the report
+ * and the statistics still go to theirs.
+ */
+START_TEST(test_profile_not_into_reused_fd)
+{
+	char data[PATH_MAX], buf[64];
+
+	tmp_path(data, sizeof(data), ".data");
+	setenv("TOFUTEX_TEST_DATA", data, 1);
+	check_json_report(WORK_CLOSE_ARG, "\"test_pthread_profile:hot_locker+");
+	read_file(data, buf, sizeof(buf));
+	unlink(data);
+	ck_assert_str_eq(buf, DATA_LINE);
+}
+END_TEST
+
 /* The unwinder's own mutex contended: the program ends, reported. */
 START_TEST(test_profile_no_unwind_under_lock)
 {
@@ -463,6 +494,7 @@ static Suite *pthread_profile_suite(void)
 	tcase_add_test(tc, test_profile_fork_child_after__exit);
 	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
 	tcase_add_test(tc, test_profile_no_unwind_under_lock);
+	tcase_add_test(tc, test_profile_not_into_reused_fd);
 	suite_add_tcase(s, tc);
 	return s;
 }
