@@ -353,13 +353,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	return err;
 }
 
-/*
- * glibc's compat names of the same functions (the version script exports
- * them at GLIBC_2.2.5): older binaries call these directly.
- */
-#define TFX_COMPAT(name) \
-	extern __typeof(pthread_##name) __pthread_##name \
-		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+/* glibc's compat names of the same functions (preload.h). */
 TFX_COMPAT(mutex_init);
 TFX_COMPAT(mutex_destroy);
 TFX_COMPAT(mutex_lock);

@@ -232,3 +232,12 @@ int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 		return tfx_glibc()->rwlock_unlock(rw);
 	return tofutex_rwlock_unlock(tfx_rwlock(rw));
 }
+
+/* glibc's compat names of the same functions (preload.h). */
+TFX_COMPAT(rwlock_init);
+TFX_COMPAT(rwlock_destroy);
+TFX_COMPAT(rwlock_rdlock);
+TFX_COMPAT(rwlock_tryrdlock);
+TFX_COMPAT(rwlock_wrlock);
+TFX_COMPAT(rwlock_trywrlock);
+TFX_COMPAT(rwlock_unlock);

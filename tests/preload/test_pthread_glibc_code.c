@@ -253,6 +253,116 @@ START_TEST(test_glibc_code_mutual_exclusion)
 }
 END_TEST
 
+/* ---- rwlocks: glibc's compat names ---- */
+
+typedef int (*rwlock_fn)(pthread_rwlock_t *);
+
+/* glibc's compat name @name@GLIBC_2.2.5 as a program bound to it gets it. */
+static void *rwlock_compat(const char *name)
+{
+	void *f = dlvsym(RTLD_DEFAULT, name, "GLIBC_2.2.5");
+
+	ck_assert_msg(f, "%s@GLIBC_2.2.5: %s", name, dlerror());
+	return f;
+}
+
+START_TEST(test_compat_rwlock_symbols_are_the_preloads)
+{
+	static const char *const names[] = {
+		"__pthread_rwlock_init", "__pthread_rwlock_destroy",
+		"__pthread_rwlock_rdlock", "__pthread_rwlock_tryrdlock",
+		"__pthread_rwlock_wrlock", "__pthread_rwlock_trywrlock",
+		"__pthread_rwlock_unlock",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(is_preloads(rwlock_compat(names[i])),
+			      "%s@GLIBC_2.2.5 is not the preload's", names[i]);
+}
+END_TEST
+
+struct rwcount {
+	pthread_rwlock_t rw;
+	rwlock_fn rdlock, wrlock, unlock;
+	unsigned long n, total;
+	int busy;
+};
+
+/*
+ * @compat: through the compat names, else the plain ones. Each round
+ * writes (the counter, @busy raised inside) and every eighth one then
+ * reads (@busy must be down: no reader inside a writer's section).
+ */
+static void rwcount_rounds(struct rwcount *c, bool compat)
+{
+	pthread_rwlock_t *rw = &c->rw;
+	unsigned long i;
+
+	for (i = 0; i < c->n; i++) {
+		TCHECK((compat ? c->wrlock(rw) : pthread_rwlock_wrlock(rw)) == 0,
+		       "wrlock failed");
+		TCHECK(!__atomic_exchange_n(&c->busy, 1, __ATOMIC_RELAXED),
+		       "two writers inside");
+		c->total++;
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELAXED);
+		TCHECK((compat ? c->unlock(rw) : pthread_rwlock_unlock(rw)) == 0,
+		       "write unlock failed");
+		if (i % 8)
+			continue;
+		TCHECK((compat ? c->rdlock(rw) : pthread_rwlock_rdlock(rw)) == 0,
+		       "rdlock failed");
+		TCHECK(!__atomic_load_n(&c->busy, __ATOMIC_RELAXED),
+		       "a reader inside a writer's section");
+		TCHECK((compat ? c->unlock(rw) : pthread_rwlock_unlock(rw)) == 0,
+		       "read unlock failed");
+	}
+}
+
+static void *rwcount_compat_main(void *arg)
+{
+	rwcount_rounds(arg, true);
+	return NULL;
+}
+
+static void *rwcount_ours_main(void *arg)
+{
+	rwcount_rounds(arg, false);
+	return NULL;
+}
+
+/* Two threads through the compat names, two through the plain ones. */
+START_TEST(test_compat_rwlock_mutual_exclusion)
+{
+	struct rwcount c = { .n = scaled(20000, 1000) };
+	int (*init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	c.rdlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_rdlock");
+	c.wrlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_wrlock");
+	c.unlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_unlock");
+	init = rwlock_compat("__pthread_rwlock_init");
+	ck_assert_int_eq(init(&c.rw, NULL), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						i % 2 ? rwcount_ours_main :
+							rwcount_compat_main,
+						&c), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS * 3),
+			      "a locker hangs");
+	tfail_assert();
+	ck_assert_uint_eq(c.total, 4 * c.n);
+	/* Free for either, the way the test left it. */
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&c.rw), 0);
+	ck_assert_int_eq(c.unlock(&c.rw), 0);
+	ck_assert_int_eq(((rwlock_fn)rwlock_compat("__pthread_rwlock_destroy"))(&c.rw),
+			 0);
+}
+END_TEST
+
 /* ---- a process-shared condition variable with one of our mutexes ---- */
 
 #define PSHARED_ITEMS 2000
@@ -348,6 +458,12 @@ static Suite *glibc_code_suite(void)
 			    W_COUNT * T_COUNT);
 	tcase_add_loop_test(tc, test_glibc_code_mutual_exclusion, 0,
 			    W_COUNT * T_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rwlock compat");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_test(tc, test_compat_rwlock_symbols_are_the_preloads);
+	tcase_add_test(tc, test_compat_rwlock_mutual_exclusion);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pshared");
