@@ -106,7 +106,7 @@ static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
 			return 0;
 	} else {
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-		if (tofutex_rw_try_read(rw, &w, join, &raced) == 0)
+		if (tofutex_rw_try_read(rw, &w, join, 0, &raced) == 0)
 			return 0;
 	}
 	return tofutex_rw_lock_rest(rw, write, join, tid, w, dl);

@@ -12,7 +12,7 @@
 #include <dlfcn.h>
 #include <sys/wait.h>
 
-#include "../common.h"
+#include "sleeping.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 
@@ -513,6 +513,110 @@ START_TEST(test_exclusion)
 }
 END_TEST
 
+/* ---- a release wakes one writer, not every sleeper ---- */
+
+#define HERD_WRITERS 6
+
+/* How often thread @tid has blocked (voluntary context switches). */
+static unsigned long thread_blocks(uint32_t tid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	ck_assert(p);
+	return strtoul(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+}
+
+struct herd {
+	pthread_rwlock_t rw;
+	uint32_t tid[HERD_WRITERS];
+	int go[2];
+	atomic_int holder;
+};
+
+struct herd_arg {
+	struct herd *h;
+	int i;
+};
+
+/* Write-lock, say so, hold until a byte comes, unlock. */
+static void *herd_writer_main(void *arg)
+{
+	struct herd_arg *a = arg;
+	struct herd *h = a->h;
+	char c;
+
+	__atomic_store_n(&h->tid[a->i], test_gettid(), __ATOMIC_RELEASE);
+	TCHECK(pthread_rwlock_wrlock(&h->rw) == 0, "wrlock failed");
+	TCHECK(atomic_exchange(&h->holder, a->i) == -1, "two writers inside");
+	TCHECK(read(h->go[0], &c, 1) == 1, "read failed");
+	atomic_store(&h->holder, -1);
+	TCHECK(pthread_rwlock_unlock(&h->rw) == 0, "unlock failed");
+	return NULL;
+}
+
+/*
+ * Writers asleep on a write-locked rwlock; its release lets one in and
+ * wakes none of the others (glibc wakes one writer). The module's queue
+ * may also wake the next waiter in line, to spin as its top waiter, so
+ * one other may block again; a release that woke every sleeper makes
+ * them all block again.
+ */
+START_TEST(test_release_wakes_one_writer)
+{
+	struct herd_arg a[HERD_WRITERS];
+	unsigned long before[HERD_WRITERS], woke = 0;
+	pthread_t t[HERD_WRITERS];
+	struct herd h;
+	bool ok;
+	int i, held;
+
+	tfail_reset();
+	rwlock_make(&h.rw, _i);
+	memset(h.tid, 0, sizeof(h.tid));
+	atomic_init(&h.holder, -1);
+	ck_assert_int_eq(pipe(h.go), 0);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&h.rw), 0);
+	for (i = 0; i < HERD_WRITERS; i++) {
+		a[i] = (struct herd_arg){ .h = &h, .i = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, herd_writer_main,
+						&a[i]), 0);
+	}
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(thread_asleep_within(&h.tid[i]));
+	for (i = 0; i < HERD_WRITERS; i++)
+		before[i] = thread_blocks(h.tid[i]);
+	ck_assert_int_eq(pthread_rwlock_unlock(&h.rw), 0);
+	WAIT_UNTIL(ok, atomic_load(&h.holder) >= 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	held = atomic_load(&h.holder);
+	/* Whoever woke and lost runs until it sleeps again. */
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(thread_asleep_within(&h.tid[i]));
+	for (i = 0; i < HERD_WRITERS; i++)
+		if (i != held && thread_blocks(h.tid[i]) != before[i])
+			woke++;
+	ck_assert_int_eq(write(h.go[1], "......", HERD_WRITERS), HERD_WRITERS);
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_msg(woke <= 1, "the release woke %lu of the %d writers that lost",
+		      woke, HERD_WRITERS - 1);
+	close(h.go[0]);
+	close(h.go[1]);
+	ck_assert_int_eq(pthread_rwlock_destroy(&h.rw), 0);
+}
+END_TEST
+
 struct both_in {
 	pthread_rwlock_t *rw;
 	atomic_uint inside;
@@ -946,6 +1050,11 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_exclusion, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_shared_readers, 0, K_COUNT);
 	tcase_add_test(tc, test_contended_lock_uses_backend);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wakes");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_release_wakes_one_writer, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("glibc");
