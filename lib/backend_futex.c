@@ -48,7 +48,8 @@
  * again. A dead writer's word is taken over, found as a dead lock owner
  * is: a sleeper looks at the writer every TOFUTEX_POLL_NS, and only while
  * a writer holds the word (readers are a count that cannot be looked
- * at), so a wait on readers has no periodic wake-up.
+ * at), so a wait on readers has no periodic wake-up; the pthread
+ * preload's waiters (not robust) never look, as glibc's do not.
  *
  * Wait and wake are FUTEX_WAIT_BITSET and FUTEX_WAKE; a swap is a wake
  * followed by a wait: same result, without the module's placement of the
@@ -413,9 +414,10 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 
 /* ->rdlock() */
 int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
-			  const struct tofutex__deadline *dl, bool join)
+			  const struct tofutex__deadline *dl, bool join,
+			  bool robust)
 {
-	bool check_owner = true, raced, expired;
+	bool check_owner = robust, raced, expired;
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), slept = 0;
 	int err;
 
@@ -430,13 +432,13 @@ int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 		if (!err || raced)
 			continue;
 		err = tofutex_rw_futex_sleep(rw, w, 0, TOFUTEX_RW_BITS_READ, dl,
-					     tofutex_rw_writer(w) ?
+					     robust && tofutex_rw_writer(w) ?
 						TOFUTEX_POLL_NS : 0,
 					     &expired);
 		if (expired)
 			return ETIMEDOUT;
 		if (err == ETIMEDOUT)
-			check_owner = true;
+			check_owner = robust;
 		slept = TOFUTEX_WAITERS;
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	}
@@ -471,16 +473,16 @@ static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 
 /* ->wrlock() */
 int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-			  const struct tofutex__deadline *dl)
+			  const struct tofutex__deadline *dl, bool robust)
 {
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), extra;
 	uint64_t start = tofutex_rw_now(), waited, poll;
-	bool check_owner = true, reserved = false, expired;
+	bool check_owner = robust, reserved = false, expired;
 	int err;
 
 	for (;;) {
 		extra = 0;
-		poll = tofutex_rw_writer(w) ? TOFUTEX_POLL_NS : 0;
+		poll = robust && tofutex_rw_writer(w) ? TOFUTEX_POLL_NS : 0;
 		/* Free, or reserved for a writer: take it, WAITERS kept. */
 		if (!(w & RW_COUNT)) {
 			if (__atomic_compare_exchange_n(&rw->word, &w,
@@ -510,7 +512,7 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			return ETIMEDOUT;
 		}
 		if (err == ETIMEDOUT)
-			check_owner = true;
+			check_owner = robust;
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	}
 }

@@ -617,6 +617,73 @@ START_TEST(test_release_wakes_one_writer)
 }
 END_TEST
 
+/* ---- a blocked waiter sleeps until it is woken ---- */
+
+struct sleeper {
+	pthread_rwlock_t *rw;
+	bool write;
+	uint32_t tid;
+	int ret;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *sl = arg;
+
+	__atomic_store_n(&sl->tid, test_gettid(), __ATOMIC_RELEASE);
+	sl->ret = sl->write ? pthread_rwlock_wrlock(sl->rw) :
+			      pthread_rwlock_rdlock(sl->rw);
+	if (!sl->ret)
+		sl->ret = pthread_rwlock_unlock(sl->rw);
+	return NULL;
+}
+
+/*
+ * _i / 2: the kind; _i % 2: the lock is write-held (a reader and a writer
+ * wait) or read-held (a writer waits). glibc's waiters sleep until the
+ * release wakes them; so do ours: over 300 ms each blocks again at most
+ * once (a writer's one look for readers to hold it off), where a poll
+ * every TOFUTEX_POLL_NS would make it a dozen times.
+ */
+START_TEST(test_no_periodic_wakeups)
+{
+	pthread_rwlock_t rw;
+	bool write_held = _i % 2;
+	struct sleeper sl[2] = {
+		{ .rw = &rw, .write = true },
+		{ .rw = &rw, .write = false },
+	};
+	unsigned long before[2], after[2];
+	int i, n = write_held ? 2 : 1;
+	pthread_t t[2];
+
+	rwlock_make(&rw, _i / 2);
+	ck_assert_int_eq(write_held ? pthread_rwlock_wrlock(&rw) :
+				      pthread_rwlock_rdlock(&rw), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, sleeper_main,
+						&sl[i]), 0);
+	for (i = 0; i < n; i++)
+		ck_assert(thread_asleep_within(&sl[i].tid));
+	for (i = 0; i < n; i++)
+		before[i] = thread_blocks(sl[i].tid);
+	sleep_ns(300 * NSEC_PER_MSEC);
+	for (i = 0; i < n; i++)
+		after[i] = thread_blocks(sl[i].tid);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	for (i = 0; i < n; i++) {
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(sl[i].ret, 0);
+	}
+	for (i = 0; i < n; i++)
+		ck_assert_msg(after[i] - before[i] <= 1,
+			      "the waiting %s blocked %lu times in 300 ms",
+			      sl[i].write ? "writer" : "reader",
+			      after[i] - before[i]);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 struct both_in {
 	pthread_rwlock_t *rw;
 	atomic_uint inside;
@@ -1055,6 +1122,7 @@ static Suite *pthread_rwlock_suite(void)
 	tc = tcase_create("wakes");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_release_wakes_one_writer, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_no_periodic_wakeups, 0, 2 * K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("glibc");
