@@ -1039,6 +1039,87 @@ START_TEST(test_fork_child_of_writer)
 }
 END_TEST
 
+struct stall_probe {
+	pthread_rwlock_t *rw;
+	bool write;
+	uint32_t tid;
+	int ret;
+};
+
+/* A timed lock that must wait, then a cancellation point. */
+static void *stall_probe_main(void *arg)
+{
+	struct stall_probe *p = arg;
+	struct timespec ts = realtime_in(300 * NSEC_PER_MSEC);
+
+	__atomic_store_n(&p->tid, test_gettid(), __ATOMIC_RELEASE);
+	p->ret = p->write ? pthread_rwlock_timedwrlock(p->rw, &ts) :
+			    pthread_rwlock_timedrdlock(p->rw, &ts);
+	pthread_testcancel();
+	return NULL;
+}
+
+/*
+ * In the child: a thread waiting for the parent's writer is cancelled.
+ * glibc's rwlock lock is no cancellation point: the lock ends with
+ * ETIMEDOUT and the thread is cancelled at the next point. Bits of what
+ * went wrong, for the read and the write lock; 0 when all is glibc's.
+ */
+static int child_cancel_in_stall(pthread_rwlock_t *rw)
+{
+	struct stall_probe p;
+	int i, bad = 0;
+	pthread_t t;
+	void *ret;
+
+	for (i = 0; i < 2; i++) {
+		p = (struct stall_probe){ .rw = rw, .write = i, .ret = -1 };
+		if (pthread_create(&t, NULL, stall_probe_main, &p) != 0 ||
+		    !thread_asleep_within(&p.tid) || pthread_cancel(t) != 0 ||
+		    !join_within(t, &ret, TEST_WAIT_NS)) {
+			bad |= 1 << i;
+			continue;
+		}
+		if (ret != PTHREAD_CANCELED || p.ret != ETIMEDOUT)
+			bad |= 4 << i;
+	}
+	return bad;
+}
+
+START_TEST(test_fork_child_stall_not_cancelled)
+{
+	struct { pthread_rwlock_t *rw; int held[2], done[2]; } h;
+	pthread_rwlock_t rw;
+	int status;
+	pthread_t t;
+	void *ret;
+	pid_t pid;
+	char c;
+
+	rwlock_make(&rw, _i);
+	h.rw = &rw;
+	ck_assert_int_eq(pipe(h.held), 0);
+	ck_assert_int_eq(pipe(h.done), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, hold_until_pipe_main, &h), 0);
+	ck_assert_int_eq(read(h.held[0], &c, 1), 1);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(child_cancel_in_stall(&rw));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(write(h.done[1], &c, 1) == 1);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert_ptr_eq(ret, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (exit bits: 1 rd, 2 wr did not run or end; 4 rd, 8 wr cancelled inside the lock or not timed out)",
+		      status);
+	close(h.held[0]);
+	close(h.held[1]);
+	close(h.done[0]);
+	close(h.done[1]);
+}
+END_TEST
+
 /* ---- process-shared rwlocks stay glibc's ---- */
 
 START_TEST(test_pshared_is_glibc)
@@ -1110,6 +1191,7 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
