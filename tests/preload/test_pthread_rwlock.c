@@ -520,17 +520,9 @@ END_TEST
 /* How often thread @tid has blocked (voluntary context switches). */
 static unsigned long thread_blocks(uint32_t tid)
 {
-	char path[64], buf[2048], *p;
-	ssize_t n;
-	int fd;
+	char buf[2048], *p;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	ck_assert_int_gt(n, 0);
-	buf[n] = '\0';
+	ck_assert(thread_proc_read(tid, "status", buf, sizeof(buf)));
 	p = strstr(buf, "\nvoluntary_ctxt_switches:");
 	ck_assert(p);
 	return strtoul(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
@@ -1005,17 +997,21 @@ static int child_of_held(pthread_rwlock_t *rw)
 	return bad;
 }
 
-START_TEST(test_fork_child_of_writer)
+/*
+ * fork() while another thread write-holds a rwlock of kind @k; the child
+ * exits with @child(rwlock). Returns the child's wait status.
+ */
+static int fork_beside_writer(int k, int (*child)(pthread_rwlock_t *))
 {
 	struct { pthread_rwlock_t *rw; int held[2], done[2]; } h;
 	pthread_rwlock_t rw;
-	int status;
+	int status, i;
 	pthread_t t;
 	void *ret;
 	pid_t pid;
 	char c;
 
-	rwlock_make(&rw, _i);
+	rwlock_make(&rw, k);
 	h.rw = &rw;
 	ck_assert_int_eq(pipe(h.held), 0);
 	ck_assert_int_eq(pipe(h.done), 0);
@@ -1024,32 +1020,32 @@ START_TEST(test_fork_child_of_writer)
 	pid = fork();
 	ck_assert(pid >= 0);
 	if (pid == 0)
-		_exit(child_of_held(&rw));
+		_exit(child(&rw));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(write(h.done[1], &c, 1) == 1);
 	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
 	ck_assert_ptr_eq(ret, NULL);
+	for (i = 0; i < 2; i++) {
+		close(h.held[i]);
+		close(h.done[i]);
+	}
+	return status;
+}
+
+START_TEST(test_fork_child_of_writer)
+{
+	int status = fork_beside_writer(_i, child_of_held);
+
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "child: status %#x (exit bits: 1 tryrd, 2 trywr, 4 timedrd, 8 timedwr, 16 clockrd, 32 clockwr, 64 rdlock, 128 wrlock did not wait)",
 		      status);
-	close(h.held[0]);
-	close(h.held[1]);
-	close(h.done[0]);
-	close(h.done[1]);
 }
 END_TEST
-
-struct stall_probe {
-	pthread_rwlock_t *rw;
-	bool write;
-	uint32_t tid;
-	int ret;
-};
 
 /* A timed lock that must wait, then a cancellation point. */
 static void *stall_probe_main(void *arg)
 {
-	struct stall_probe *p = arg;
+	struct sleeper *p = arg;
 	struct timespec ts = realtime_in(300 * NSEC_PER_MSEC);
 
 	__atomic_store_n(&p->tid, test_gettid(), __ATOMIC_RELEASE);
@@ -1067,13 +1063,13 @@ static void *stall_probe_main(void *arg)
  */
 static int child_cancel_in_stall(pthread_rwlock_t *rw)
 {
-	struct stall_probe p;
+	struct sleeper p;
 	int i, bad = 0;
 	pthread_t t;
 	void *ret;
 
 	for (i = 0; i < 2; i++) {
-		p = (struct stall_probe){ .rw = rw, .write = i, .ret = -1 };
+		p = (struct sleeper){ .rw = rw, .write = i, .ret = -1 };
 		if (pthread_create(&t, NULL, stall_probe_main, &p) != 0 ||
 		    !thread_asleep_within(&p.tid) || pthread_cancel(t) != 0 ||
 		    !join_within(t, &ret, TEST_WAIT_NS)) {
@@ -1088,35 +1084,11 @@ static int child_cancel_in_stall(pthread_rwlock_t *rw)
 
 START_TEST(test_fork_child_stall_not_cancelled)
 {
-	struct { pthread_rwlock_t *rw; int held[2], done[2]; } h;
-	pthread_rwlock_t rw;
-	int status;
-	pthread_t t;
-	void *ret;
-	pid_t pid;
-	char c;
+	int status = fork_beside_writer(_i, child_cancel_in_stall);
 
-	rwlock_make(&rw, _i);
-	h.rw = &rw;
-	ck_assert_int_eq(pipe(h.held), 0);
-	ck_assert_int_eq(pipe(h.done), 0);
-	ck_assert_int_eq(pthread_create(&t, NULL, hold_until_pipe_main, &h), 0);
-	ck_assert_int_eq(read(h.held[0], &c, 1), 1);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0)
-		_exit(child_cancel_in_stall(&rw));
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(write(h.done[1], &c, 1) == 1);
-	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
-	ck_assert_ptr_eq(ret, NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "child: status %#x (exit bits: 1 rd, 2 wr did not run or end; 4 rd, 8 wr cancelled inside the lock or not timed out)",
 		      status);
-	close(h.held[0]);
-	close(h.held[1]);
-	close(h.done[0]);
-	close(h.done[1]);
 }
 END_TEST
 
