@@ -36,7 +36,7 @@
  * The reader/writer word (rwlock.h) works on futex(2) the same way: a
  * waiter sets WAITERS and sleeps on the word, readers and writers apart
  * (FUTEX_WAIT_BITSET, TOFUTEX_RW_BITS_READ or _WRITE); a release that
- * finds WAITERS wakes the readers or one writer, as glibc's unlock does,
+ * finds WAITERS wakes the readers and one writer, as glibc's unlock does,
  * not every sleeper (tofutex_rw_futex_wake_next()), and a thread that
  * slept takes the word with WAITERS, so that its release wakes whoever
  * is left asleep. A writer that
@@ -368,21 +368,23 @@ static int tofutex_rw_futex_writer(tofutex_rwlock_t *rw, uint32_t *w,
 
 /*
  * On futex(2): a release found WAITERS. Wake, as glibc's unlock does,
- * either every sleeping reader (they enter together) or one writer, not
- * every sleeper: the readers first after a writer's release (@writer),
- * else a writer first; the other kind only when none of the first slept.
- * Whoever was woken takes the word with WAITERS, so its release wakes
- * those still asleep.
+ * the sleeping readers (they enter together) and one writer, not every
+ * sleeper. After a writer's release (@writer) both: the readers get the
+ * word, and the writer, finding it read-held, sleeps again on a timer to
+ * reserve it (RW_HANDOFF), so that a stream of readers cannot keep it
+ * out for ever. After the last reader's, a writer, or the readers when
+ * no writer slept. Whoever was woken takes the word with WAITERS, so its
+ * release wakes those still asleep.
  */
 static void tofutex_rw_futex_wake_next(tofutex_rwlock_t *rw, bool writer)
 {
-	uint32_t first = writer ? TOFUTEX_RW_BITS_READ : TOFUTEX_RW_BITS_WRITE;
-	uint32_t then = first ^ (TOFUTEX_RW_BITS_READ | TOFUTEX_RW_BITS_WRITE);
-
-	if (tofutex_futex_wake_bits(&rw->word, writer ? INT_MAX : 1,
-				    first) > 0)
+	if (writer)
+		tofutex_futex_wake_bits(&rw->word, INT_MAX,
+					TOFUTEX_RW_BITS_READ);
+	if (tofutex_futex_wake_bits(&rw->word, 1, TOFUTEX_RW_BITS_WRITE) > 0 ||
+	    writer)
 		return;
-	tofutex_futex_wake_bits(&rw->word, writer ? 1 : INT_MAX, then);
+	tofutex_futex_wake_bits(&rw->word, INT_MAX, TOFUTEX_RW_BITS_READ);
 }
 
 /*
