@@ -315,20 +315,33 @@ check-kernel:
 # (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
 # kernels only: under this kernel's 10-20x slow-down they would take most
 # of the guest's time limit.
+# DEBUG_KERNELS="default rt" also builds and boots the PREEMPT_RT debug
+# kernel (tests/debug-kernel/rt.config: the same checks where spinlock_t
+# sleeps; about 5 minutes' build, cached, and one boot, its fuzzer bounded
+# at DEBUG_NONE_FUZZ_SECONDS).
 DEBUG_FUZZ_SECONDS ?= 300
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
+DEBUG_KERNELS ?= default
 check-debug:
 	@tests/deps.sh all
-	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
-		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
+	+@boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
+		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=$$3 KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
-	rc=0 && for m in $(DEBUG_PREEMPT_MODES); do \
-		fuzz=$(DEBUG_FUZZ_SECONDS); [ $$m = default ] || fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
-		boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" || rc=1; \
+	rc=0 && for k in $(DEBUG_KERNELS); do \
+		case $$k in \
+		default) fl= modes='$(DEBUG_PREEMPT_MODES)' name=debug ;; \
+		rt) fl=rt modes=default name=debug-rt ;; \
+		*) echo "check-debug: DEBUG_KERNELS takes default and rt, not $$k" >&2; exit 2 ;; \
+		esac; \
+		kvars=$$(tests/debug-kernel/build.sh $$fl | tail -n 1) && eval "$$kvars" || { rc=1; continue; }; \
+		for m in $$modes; do \
+			fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
+			[ $$m != default ] || [ $$k != default ] || fuzz=$(DEBUG_FUZZ_SECONDS); \
+			boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" $$name || rc=1; \
+		done; \
 	done && [ $$rc -eq 0 ]
 
 bench:
@@ -453,7 +466,8 @@ deb:
 
 # Build, install on this host, dkms status for every kernel, a pkg-config
 # build against the installed files, a guest booting the package-built
-# module, purge, nothing left.
+# module, purge, nothing left; then the same in the trixie build root, as
+# Debian 13 installs them (tests/deb.sh).
 deb-check:
 	@tests/deps.sh all deb
 	+@$(QEMU_ENV) tests/deb.sh check $(KVERS)
@@ -552,7 +566,7 @@ help:
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
-	@echo '  make deb-check       build, install, dkms status, pkg-config build, guest boot, purge'
+	@echo '  make deb-check       build, install (here and as Debian 13), dkms status, pkg-config build, guest boot, purge'
 	@echo '  make dkms-install    the module with DKMS for the running kernel (or KVERS)'
 	@echo '  make dkms-uninstall  remove it again'
 	@echo '  make dkms-check      dkms add/build/install/remove per kernel, private DKMS trees'
@@ -584,6 +598,6 @@ help:
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
 	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
-	@echo '  DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
+	@echo '  DEBUG_KERNELS, DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
 	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached'
