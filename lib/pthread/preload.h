@@ -66,7 +66,8 @@
  * phase bits are the low bits of our writer's TID.
  *
  * No path allocates: the state is in the objects, the real glibc
- * functions are looked up once when the library is loaded.
+ * functions are looked up once when the library is loaded (the report
+ * of TOFUTEX_PROFILE, profile.c, allocates at exit).
  */
 #ifndef TOFUTEX_PTHREAD_PRELOAD_H
 #define TOFUTEX_PTHREAD_PRELOAD_H
@@ -74,6 +75,8 @@
 #include <pthread.h>
 
 #include "../mutex.h"
+#include "probe.h"
+#include "profile.h"
 #include "stats.h"
 
 /* glibc's functions, for the objects that stay glibc's (real.c). */
