@@ -711,7 +711,9 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS,
 				       &word, deadline);
 	if (ret == -EDEADLK)
-		ret = tofutex_owner_take_reused(table, uaddr, &word, deadline);
+		ret = tofutex_owner_take_reused(table, uaddr, TOFUTEX_STATE_LOCK,
+						&word, word | TOFUTEX_OWNER_DIED,
+						deadline);
 	if (ret > 0) {
 		how = tofutex_taken_how(word, how);
 		ret = 0;

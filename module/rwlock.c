@@ -32,7 +32,11 @@
  *   the writer every owner_check_ns: a writer that exited (a TID that names
  *   no thread, or an exiting one) has its TID cleared, and the caller
  *   reports TOFUTEX_STATUS_OWNER_DIED when it takes the word; a TID of
- *   another process's thread fails with -EPERM, as for TO locks;
+ *   another process's thread fails with -EPERM, as for TO locks. The
+ *   writer is remembered across TID reuse as a TO lock's owner is
+ *   (owner.c, one record per state): the thread given a dead writer's
+ *   TID takes the word over with RDLOCK or WRLOCK, and its RWUNLOCK fails
+ *   with -EPERM (rwunlock.c);
  * - as a writer on a reader-owned word, spins while the reader count keeps
  *   moving: the spin ends once the word stood still for spin_ns, the
  *   price of a sleep and wake-up (lock.c explains the figure). Readers
@@ -227,6 +231,8 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 		return ret ? tofutex_word_fault_in_until(c->uaddr, true,
 							 &c->deadline) : 0;
 	}
+	if (owner)
+		tofutex_owner_seen(c->state, word, owner);
 	ret = tofutex_rw_interrupted(c);
 	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
 		__set_current_state(TASK_RUNNING);
@@ -303,16 +309,16 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 	u32 cur;
 	int ret;
 
-	owner = tofutex_owner_by_tid(tofutex_rw_tid(word));
+	owner = tofutex_owner_get(c->state, word);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
 		/* The exact value judged dead, or nothing. */
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word, 0,
-						 &c->deadline);
-		if (!ret && cur == word)
+		ret = tofutex_owner_take(c->state, &word, 0, false,
+					 &c->deadline);
+		if (ret == 1)
 			c->owner_died = true;
-		return ret;
+		return ret == -EAGAIN || ret == 1 ? 0 : ret;
 	}
 	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
 		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
@@ -489,6 +495,7 @@ static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 		*how = TOFUTEX_STATUS_HANDOFF;
 		return 1;
 	}
+	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, c->uaddr, word);
 	return tofutex_rw_compete_once(c, word, how);
 }
 
@@ -531,6 +538,7 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 	struct tofutex_state *state = c->state;
 	struct tofutex_rw_waiter *next;
 	struct task_struct *wake = NULL;
+	struct pid *old = NULL;
 	bool was_top;
 
 	spin_lock(&state->lock);
@@ -538,6 +546,8 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 		ret = 1;
 		*how = TOFUTEX_STATUS_HANDOFF;
 	}
+	if (ret > 0)
+		old = tofutex_owner_clear(state);
 	was_top = tofutex_rw_first(state) == &c->waiter;
 	list_del(&c->waiter.node);
 	if (was_top) {
@@ -546,6 +556,7 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 			wake = get_task_struct(next->task);
 	}
 	spin_unlock(&state->lock);
+	put_pid(old);
 	tofutex_wake_task(wake);
 	return ret;
 }
@@ -590,6 +601,38 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 }
 
 /**
+ * tofutex_rw_take_reused() - the caller's own TID is the writer's: take
+ * the word over if that TID was a dead writer's
+ * @table: the caller's process table
+ * @uaddr: the word
+ * @write: for writing
+ * @word:  in: the word as read; out: as taken or found
+ * @dl:    the caller's deadline, bounding a fault-in
+ * @how:   out: TOFUTEX_STATUS_OWNER_DIED when taken
+ *
+ * As LOCK does (owner.c): the caller keeps the word as its writer, or
+ * makes it its one reader's; WAITERS stays for those who wait.
+ *
+ * Return: 1 when taken, -EDEADLK when the write lock is the caller's own,
+ * TOFUTEX_RW_CHANGED, or an error of the fault-in.
+ */
+static int tofutex_rw_take_reused(struct tofutex_table *table,
+				  u32 __user *uaddr, bool write, u32 *word,
+				  const struct tofutex_deadline *dl, u32 *how)
+{
+	u32 newval = *word;
+	int ret;
+
+	if (!write)
+		newval = TOFUTEX_RW_SHARED | 1 | (*word & TOFUTEX_WAITERS);
+	ret = tofutex_owner_take_reused(table, uaddr, TOFUTEX_STATE_RWLOCK,
+					word, newval, dl);
+	if (ret == 1)
+		*how = TOFUTEX_STATUS_OWNER_DIED;
+	return ret == -EAGAIN ? TOFUTEX_RW_CHANGED : ret;
+}
+
+/**
  * tofutex_rw_lock() - take a reader/writer lock
  * @table:    the caller's process table
  * @uaddr:    the word, checked by tofutex_word_check()
@@ -618,6 +661,9 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	if (ret)
 		return ret;
 	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word, deadline);
+	if (ret == -EDEADLK)
+		ret = tofutex_rw_take_reused(table, uaddr, write, &word,
+					     deadline, &how);
 	if (ret == 1)
 		ret = 0;
 	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)

@@ -278,6 +278,9 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	lockdep_assert_held(&state->lock);
 	if (tofutex_word_read_inatomic(u->uaddr, &word))
 		return -EFAULT;
+	/* A dead writer's lock is not the thread's given its TID. */
+	if (tofutex_owner_reused(state, word))
+		return -EPERM;
 	newval = tofutex_rw_release(word, u->vpid, &freed);
 	if (newval < 0)
 		return newval;
@@ -320,6 +323,7 @@ static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 {
 	struct tofutex_rw_unlocker *u = arg;
 	struct tofutex_state *state;
+	struct pid *old = NULL;
 	int ret;
 
 	state = tofutex_state_get_or(u->table, u->uaddr, TOFUTEX_STATE_RWLOCK,
@@ -328,7 +332,11 @@ static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 		return PTR_ERR_OR_ZERO(state);
 	spin_lock(&state->lock);
 	ret = tofutex_rw_unlock_queued(u, state);
+	/* Released: the writer the state remembers has it no more. */
+	if (ret >= 0)
+		old = tofutex_owner_clear(state);
 	spin_unlock(&state->lock);
+	put_pid(old);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	if (ret == 1 || u->wake)
