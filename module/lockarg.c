@@ -117,8 +117,10 @@ long tofutex_unlock_call(struct tofutex_table *table,
 	if (ret)
 		return ret;
 
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	ret = release(table, uaddr, &woken);
+	/* A restarted call counts once, when it ends. */
+	if (ret != -ERESTARTNOINTR)
+		tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	if (!ret && put_user(woken, &argp->woken))
 		pr_debug("tofutex: unlock woken lost: argument not writable\n");
 	return ret;

@@ -73,6 +73,9 @@ static int tofutex_queue_compete(const struct tofutex_queue_wait *qw,
 	int ret;
 
 	for (;;) {
+		ret = qw->given ? qw->given(qw->arg, how) : 0;
+		if (ret)
+			return ret;
 		ret = tofutex_word_read_until(qw->uaddr, &word, qw->deadline);
 		if (ret)
 			return ret;

@@ -28,10 +28,14 @@
  * @sleeps:   the call's sleep count, counted up per sleep
  * @is_top:   whether the caller may compete now (or need not: it was
  *            given the lock); takes state->lock itself
+ * @given:    optional: 1 when the lock was given to the caller (@how set),
+ *            else 0; looked at before each read of the word, so that a
+ *            caller that holds the word already does not touch it (its
+ *            page may have gone meanwhile)
  * @compete:  one pass of the top waiter on the word as just read: 1 when
  *            the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
  *            to look again, else a negative error
- * @arg:      the argument of @is_top and @compete
+ * @arg:      the argument of @is_top, @given and @compete
  */
 struct tofutex_queue_wait {
 	struct tofutex_table *table;
@@ -39,6 +43,7 @@ struct tofutex_queue_wait {
 	const struct tofutex_deadline *deadline;
 	unsigned int *sleeps;
 	bool (*is_top)(void *arg);
+	int (*given)(void *arg, u32 *how);
 	int (*compete)(void *arg, u32 word, u32 *how);
 	void *arg;
 };

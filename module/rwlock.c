@@ -437,6 +437,9 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 	tofutex_wake_task(top);
 	if (ret == -EFAULT)
 		return tofutex_word_fault_in_until(c->uaddr, true, &c->deadline);
+	/* RDLOCK's error for a full count. */
+	if (ret == -EOVERFLOW)
+		return -EAGAIN;
 	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
 }
 
@@ -479,6 +482,23 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 }
 
 /**
+ * tofutex_rw_given() - was the call given the lock? (queue.c)
+ * @arg: the call, a struct tofutex_rw_call
+ * @how: out: TOFUTEX_STATUS_HANDOFF when it was
+ *
+ * Return: 1 when the caller holds the word, else 0.
+ */
+static int tofutex_rw_given(void *arg, u32 *how)
+{
+	struct tofutex_rw_call *c = arg;
+
+	if (!tofutex_rw_granted(c))
+		return 0;
+	*how = TOFUTEX_STATUS_HANDOFF;
+	return 1;
+}
+
+/**
  * tofutex_rw_compete() - one pass of the top waiter's loop (queue.c)
  * @arg:  the call, a struct tofutex_rw_call
  * @word: the word as just read
@@ -490,11 +510,10 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 {
 	struct tofutex_rw_call *c = arg;
+	int ret = tofutex_rw_given(arg, how);
 
-	if (tofutex_rw_granted(c)) {
-		*how = TOFUTEX_STATUS_HANDOFF;
-		return 1;
-	}
+	if (ret)
+		return ret;
 	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, c->uaddr, word);
 	return tofutex_rw_compete_once(c, word, how);
 }
@@ -518,6 +537,7 @@ static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
 
 	c->waiter.task = current;
 	c->waiter.since = ktime_get_ns();
+	INIT_LIST_HEAD(&c->waiter.wake_node);
 	spin_lock(&state->lock);
 	list_add_tail(&c->waiter.node, &state->waiters);
 	spin_unlock(&state->lock);
@@ -550,6 +570,8 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 		old = tofutex_owner_clear(state);
 	was_top = tofutex_rw_first(state) == &c->waiter;
 	list_del(&c->waiter.node);
+	/* Given the word and not woken yet: nobody need wake it now. */
+	list_del_init(&c->waiter.wake_node);
 	if (was_top) {
 		next = tofutex_rw_first(state);
 		if (next)
@@ -581,6 +603,7 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 		.deadline = &c->deadline,
 		.sleeps = &c->sleeps,
 		.is_top = tofutex_rw_is_top,
+		.given = tofutex_rw_given,
 		.compete = tofutex_rw_compete,
 		.arg = c,
 	};

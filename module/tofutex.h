@@ -75,6 +75,9 @@ enum tofutex_state_kind {
  *           WAITERS set, or NULL; under @lock, put when replaced, cleared
  *           or freed with the state; see owner.c
  * @owner_tid: the TID @owner was found by
+ * @to_wake: in an RWLOCK state only: waiters given the word and not yet
+ *           taken for a wake-up (struct tofutex_rw_waiter's @wake_node), in
+ *           the order they were given it, under @lock; see rwunlock.c
  * @releases: in a LOCK state only: kernel releases that found moved
  *           waiters queued, under @lock; read by their poller (requeue.c)
  *
@@ -91,6 +94,7 @@ struct tofutex_state {
 	struct list_head waiters;
 	bool handoff;
 	struct list_head requeued;
+	struct list_head to_wake;
 	struct pid *owner;
 	u32 owner_tid;
 	u32 releases;

@@ -61,14 +61,21 @@
  * (tofutex(3)'s tofutex_mutex_consistent()), and the next owner must be
  * told, as a take of a free word that has it tells it.
  *
+ * A word held by readers of a reader/writer lock is not a TO lock word at
+ * all (tofutex_word_reader_held()): -EINVAL, as LOCK on it, rather than
+ * 0 as for a TO lock stolen meanwhile.
+ *
  * Return: 1 when the top waiter should be woken, 0 when there is nothing
- * to do, -EAGAIN when the word changed under the cmpxchg, -EFAULT.
+ * to do, -EAGAIN when the word changed under the cmpxchg, -EINVAL,
+ * -EFAULT.
  */
 static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 				struct tofutex_waiter *top, bool handoff)
 {
 	u32 tid = tofutex_tid(word), newval, cur;
 
+	if (tofutex_word_reader_held(word))
+		return -EINVAL;
 	if (tid != vpid && tid)
 		return 0;
 	if (top && handoff)
@@ -101,8 +108,8 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  * state remembers (owner.c) is forgotten: the word is no
  * longer its.
  *
- * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
- * when the page must be faulted in.
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, -EINVAL (a
+ * reader-held word), or -EFAULT when the page must be faulted in.
  */
 static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 {
@@ -196,8 +203,8 @@ static int tofutex_unlock_pass(void *arg, u32 *woken)
  * The passes, their retries and the restart after a signal are
  * tofutex_release_run()'s (queue.c).
  *
- * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word,
- * -EINTR, -ERESTARTNOINTR.
+ * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word or
+ * held by readers of a reader/writer lock, -EINTR, -ERESTARTNOINTR.
  */
 static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 			  u32 *woken)

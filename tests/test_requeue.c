@@ -717,20 +717,26 @@ END_TEST
 /*
  * A reader/writer lock held by readers (RW_SHARED | n, no kernel state)
  * is not a TO lock with an owner: REQUEUE onto it fails with EINVAL and
- * moves nobody, and the readers' RWUNLOCK still releases it.
+ * wakes and moves nobody, also when nobody waits or every waiter would be
+ * woken rather than moved, and the readers' RWUNLOCK still releases it.
  */
 START_TEST(test_onto_reader_held_rwlock)
 {
 	const uint32_t held = TOFUTEX_RW_SHARED | 1;
 	static struct cv_waiter w[2];
 	static struct cv cv;
-	uint32_t woken, moved, seq;
+	uint32_t woken, moved, seq, nobody = 0;
 	struct tofutex_unlock u;
 
 	memset(&cv, 0, sizeof(cv));
-	cv_start(&cv, w, 2);
 	cv.lock = held;
+	ck_assert_int_eq(raw_requeue(&nobody, &cv.lock, 0, 1, 1, &woken,
+				     &moved), EINVAL);
+	cv_start(&cv, w, 2);
 	seq = cv_bump(&cv);
+	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 2, 2, &woken,
+				     &moved), EINVAL);
+	ck_assert_uint_eq(woken, 0);
 	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 0, 2, &woken,
 				     &moved), EINVAL);
 	ck_assert_uint_eq(moved, 0);
