@@ -38,9 +38,9 @@
  *   8 TOFUTEX_WINDOW_SWAP_QUEUED - waitwake.c, SWAP queued on its wait
  *     word, its wakee not yet woken, before its first sleep (on the wait
  *     word, read on entry);
- *   9 TOFUTEX_WINDOW_RW_GRANTED - rwlock.c, RDLOCK or WRLOCK given the
- *     word by another task, before it leaves the queue (on the word, read
- *     on entry).
+ *   9 TOFUTEX_WINDOW_GIVEN - queue.c, a LOCK, RDLOCK or WRLOCK call
+ *     given the word by another task (a hand-off or a grant), before it
+ *     leaves the queue (on the word, read on entry).
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>

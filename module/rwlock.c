@@ -89,7 +89,7 @@
  * absolute, so a restart does not extend it). A fault-in of the word's
  * page that must wait (userfaultfd) ends the same way, and at the
  * deadline, as LOCK's does (uaccess.c): every user access here that may
- * fault passes c->deadline.
+ * fault passes c->q.deadline.
  */
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -106,21 +106,13 @@
 
 /**
  * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
- * @table:      the caller's process table
- * @state:      the word's state, with a use held
- * @uaddr:      the word
- * @deadline:   when the call gives up
+ * @q:          the table, state, word, deadline and sleep count (queue.h)
  * @waiter:     the caller's queue entry
- * @sleeps:     how often the caller slept
  * @owner_died: the caller cleared a dead writer's TID
  */
 struct tofutex_rw_call {
-	struct tofutex_table *table;
-	struct tofutex_state *state;
-	u32 __user *uaddr;
-	struct tofutex_deadline deadline;
+	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
-	unsigned int sleeps;
 	bool owner_died;
 };
 
@@ -181,7 +173,7 @@ static bool tofutex_rw_granted(struct tofutex_rw_call *c)
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
 {
-	return tofutex_deadline_interrupted(&c->deadline);
+	return tofutex_deadline_interrupted(&c->q.deadline);
 }
 
 /* When the caller starves (ns, monotonic). */
@@ -224,26 +216,26 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 		__set_current_state(TASK_RUNNING);
 		return 0;
 	}
-	ret = tofutex_word_cmpxchg_inatomic(c->uaddr, &cur, word,
+	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word,
 					    word | TOFUTEX_WAITERS);
 	if (ret || cur != word) {
 		__set_current_state(TASK_RUNNING);
-		return ret ? tofutex_word_fault_in_until(c->uaddr, true,
-							 &c->deadline) : 0;
+		return ret ? tofutex_word_fault_in_until(c->q.uaddr, true,
+							 &c->q.deadline) : 0;
 	}
 	if (owner)
-		tofutex_owner_seen(c->state, word, owner);
+		tofutex_owner_seen(c->q.state, word, owner);
 	ret = tofutex_rw_interrupted(c);
 	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
 		__set_current_state(TASK_RUNNING);
 		return ret;
 	}
-	tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
-	c->sleeps++;
+	tofutex_count(c->q.table, TOFUTEX_CNT_SLEEPS);
+	c->q.sleeps++;
 	if (max_ns)
-		tofutex_schedule_poll(&c->deadline, max_ns);
+		tofutex_schedule_poll(&c->q.deadline, max_ns);
 	else
-		tofutex_schedule_until(&c->deadline);
+		tofutex_schedule_until(&c->q.deadline);
 	return 0;
 }
 
@@ -273,9 +265,9 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
 
 	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
 		starve_at = tofutex_rw_starve_at(c);
-	tofutex_count(c->table, TOFUTEX_CNT_SPINS);
+	tofutex_count(c->q.table, TOFUTEX_CNT_SPINS);
 	for (;;) {
-		ret = tofutex_word_read_until(c->uaddr, word, &c->deadline);
+		ret = tofutex_word_read_until(c->q.uaddr, word, &c->q.deadline);
 		if (ret)
 			return ret;
 		now = ktime_get_ns();
@@ -309,21 +301,21 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 	u32 cur;
 	int ret;
 
-	owner = tofutex_owner_get(c->state, word);
+	owner = tofutex_owner_get(c->q.state, word);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
 		/* The exact value judged dead, or nothing. */
-		ret = tofutex_owner_take(c->state, &word, 0, false,
-					 &c->deadline);
+		ret = tofutex_owner_take(c->q.state, &word, 0, false,
+					 &c->q.deadline);
 		if (ret == 1)
 			c->owner_died = true;
 		return ret == -EAGAIN || ret == 1 ? 0 : ret;
 	}
 	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, word,
 						 word | TOFUTEX_WAITERS,
-						 &c->deadline);
+						 &c->q.deadline);
 		if (ret || cur != word)
 			goto out;
 		word |= TOFUTEX_WAITERS;
@@ -361,8 +353,8 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 	int ret;
 
 	while (tofutex_rw_readers(*word) && (*word & bits) != bits) {
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, *word,
-						 *word | bits, &c->deadline);
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, *word,
+						 *word | bits, &c->q.deadline);
 		if (ret)
 			return ret;
 		if (cur == *word) {
@@ -420,23 +412,23 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
  */
 static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_state *state = c->q.state;
 	struct task_struct *top = NULL;
 	int ret;
 
 	spin_lock(&state->lock);
-	ret = tofutex_word_read_inatomic(c->uaddr, &word);
+	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (!ret && tofutex_rw_tid(word))
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
-		ret = tofutex_rw_grant_readers(state, c->uaddr, word,
+		ret = tofutex_rw_grant_readers(state, c->q.uaddr, word,
 					       tofutex_rw_readers(word), &top);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	tofutex_wake_task(top);
 	if (ret == -EFAULT)
-		return tofutex_word_fault_in_until(c->uaddr, true, &c->deadline);
+		return tofutex_word_fault_in_until(c->q.uaddr, true, &c->q.deadline);
 	/* RDLOCK's error for a full count. */
 	if (ret == -EOVERFLOW)
 		return -EAGAIN;
@@ -468,8 +460,8 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 		ret = tofutex_rw_take_readers(c, word);
 	} else if (tofutex_rw_free(word)) {
 		/* The top waiter leaves: WAITERS and RW_HANDOFF go. */
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
-						 c->waiter.vpid, &c->deadline);
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, word,
+						 c->waiter.vpid, &c->q.deadline);
 		if (!ret)
 			ret = cur == word;
 	} else {
@@ -477,7 +469,7 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 	}
 	if (ret == 1)
 		*how = c->owner_died ? TOFUTEX_STATUS_OWNER_DIED :
-		       c->sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
+		       c->q.sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
 	return ret;
 }
 
@@ -514,7 +506,7 @@ static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 
 	if (ret)
 		return ret;
-	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, c->uaddr, word);
+	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, c->q.uaddr, word);
 	return tofutex_rw_compete_once(c, word, how);
 }
 
@@ -522,7 +514,7 @@ static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 static bool tofutex_rw_is_top(void *arg)
 {
 	struct tofutex_rw_call *c = arg;
-	struct tofutex_state *state = c->state;
+	struct tofutex_state *state = c->q.state;
 	bool top;
 
 	spin_lock(&state->lock);
@@ -531,43 +523,32 @@ static bool tofutex_rw_is_top(void *arg)
 	return top;
 }
 
-static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
+/* Join the queue, under state->lock (queue.c). */
+static void tofutex_rw_join(void *arg)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_rw_call *c = arg;
 
 	c->waiter.task = current;
 	c->waiter.since = ktime_get_ns();
 	INIT_LIST_HEAD(&c->waiter.wake_node);
-	spin_lock(&state->lock);
-	list_add_tail(&c->waiter.node, &state->waiters);
-	spin_unlock(&state->lock);
+	list_add_tail(&c->waiter.node, &c->q.state->waiters);
 }
 
 /**
- * tofutex_rw_dequeue() - leave the queue, waking the next waiter
- * @c:   the call
- * @ret: the result so far
- * @how: the status so far; HANDOFF when a grant raced with a signal or
- *       the deadline
+ * tofutex_rw_leave() - leave the queue, waking the next waiter
+ * @arg:  the call, a struct tofutex_rw_call
+ * @wake: out: the waiter that is top now, or NULL
  *
- * Return: @ret, or 1 when the caller was given the lock meanwhile: a
- * grant is never lost.
+ * Under state->lock (queue.c).
  */
-static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
+static void tofutex_rw_leave(void *arg, struct task_struct **wake)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_rw_call *c = arg;
+	struct tofutex_state *state = c->q.state;
 	struct tofutex_rw_waiter *next;
-	struct task_struct *wake = NULL;
-	struct pid *old = NULL;
 	bool was_top;
 
-	spin_lock(&state->lock);
-	if (ret < 0 && c->waiter.granted) {
-		ret = 1;
-		*how = TOFUTEX_STATUS_HANDOFF;
-	}
-	if (ret > 0)
-		old = tofutex_owner_clear(state);
+	*wake = NULL;
 	was_top = tofutex_rw_first(state) == &c->waiter;
 	list_del(&c->waiter.node);
 	/* Given the word and not woken yet: nobody need wake it now. */
@@ -575,53 +556,19 @@ static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
 	if (was_top) {
 		next = tofutex_rw_first(state);
 		if (next)
-			wake = get_task_struct(next->task);
+			*wake = get_task_struct(next->task);
 	}
-	spin_unlock(&state->lock);
-	put_pid(old);
-	tofutex_wake_task(wake);
-	return ret;
 }
 
-/**
- * tofutex_rw_lock_slow() - queue on the word's state and compete for it
- * @c:   the call
- * @how: out: TOFUTEX_STATUS_* when taken
- *
- * The wait until top waiter (or given the lock) and the top waiter's loop
- * are queue.c's, shared with LOCK. Both a promotion and a grant wake the
- * caller after state->lock is dropped (queue.c explains why none is
- * lost).
- *
- * Return: 0 when the caller holds the word, else a negative error.
- */
-static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
-{
-	const struct tofutex_queue_wait qw = {
-		.table = c->table,
-		.uaddr = c->uaddr,
-		.deadline = &c->deadline,
-		.sleeps = &c->sleeps,
-		.is_top = tofutex_rw_is_top,
-		.given = tofutex_rw_given,
-		.compete = tofutex_rw_compete,
-		.arg = c,
-	};
-	int ret;
-
-	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
-				     true);
-	if (IS_ERR(c->state))
-		return PTR_ERR(c->state);
-
-	tofutex_rw_enqueue(c);
-	ret = tofutex_queue_wait_and_compete(&qw, how);
-	if (tofutex_rw_granted(c))
-		tofutex_debug_window_now(TOFUTEX_WINDOW_RW_GRANTED, c->uaddr);
-	ret = tofutex_rw_dequeue(c, ret, how);
-	tofutex_state_put(c->table, c->state);
-	return ret < 0 ? ret : 0;
-}
+/* RDLOCK's and WRLOCK's slow path: queue.c's, shared with LOCK. */
+static const struct tofutex_queue_ops tofutex_rw_ops = {
+	.kind = TOFUTEX_STATE_RWLOCK,
+	.join = tofutex_rw_join,
+	.is_top = tofutex_rw_is_top,
+	.given = tofutex_rw_given,
+	.compete = tofutex_rw_compete,
+	.leave = tofutex_rw_leave,
+};
 
 /**
  * tofutex_rw_take_reused() - the caller's own TID is the writer's: take
@@ -671,9 +618,9 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 			   u32 *status)
 {
 	struct tofutex_rw_call c = {
-		.table = table,
-		.uaddr = uaddr,
-		.deadline = *deadline,
+		.q.table = table,
+		.q.uaddr = uaddr,
+		.q.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 		.waiter.write = write,
 	};
@@ -691,9 +638,9 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = 0;
 	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
-			tofutex_rw_lock_slow(&c, &how);
+			tofutex_queue_lock(&tofutex_rw_ops, &c.q, &c, &how);
 
-	tofutex_lock_result(table, ret, how, c.sleeps, status);
+	tofutex_lock_result(table, ret, how, c.q.sleeps, status);
 	return ret;
 }
 

@@ -93,8 +93,9 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 	if (cur != word)
 		return -EAGAIN;
 	if (top && handoff)
-		top->handed_off = tofutex_taken_how(newval,
-						    TOFUTEX_STATUS_HANDOFF);
+		/* Read unlocked by the waiter's tofutex_given(). */
+		WRITE_ONCE(top->handed_off,
+			   tofutex_taken_how(newval, TOFUTEX_STATUS_HANDOFF));
 	return top ? 1 : 0;
 }
 
@@ -113,7 +114,7 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  */
 static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 {
-	struct tofutex_state *state = lk->state;
+	struct tofutex_state *state = lk->q.state;
 	struct task_struct *wake = NULL;
 	struct tofutex_waiter *top;
 	struct pid *owner = NULL;
@@ -123,9 +124,9 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 	spin_lock(&state->lock);
 	top = list_first_entry_or_null(&state->waiters, struct tofutex_waiter,
 				       node);
-	ret = tofutex_word_read_inatomic(lk->uaddr, &word);
+	ret = tofutex_word_read_inatomic(lk->q.uaddr, &word);
 	if (!ret)
-		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
+		ret = tofutex_release_word(lk->q.uaddr, lk->waiter.vpid, word,
 					   top, state->handoff);
 	if (ret >= 0)
 		owner = tofutex_owner_clear(state);
@@ -163,10 +164,10 @@ static int tofutex_unlock_unqueued(void *arg)
 	struct tofutex_locker *lk = arg;
 	u32 word;
 
-	if (tofutex_word_read_inatomic(lk->uaddr, &word))
+	if (tofutex_word_read_inatomic(lk->q.uaddr, &word))
 		return -EFAULT;
-	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->uaddr, word);
-	return tofutex_release_word(lk->uaddr, lk->waiter.vpid, word, NULL,
+	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->q.uaddr, word);
+	return tofutex_release_word(lk->q.uaddr, lk->waiter.vpid, word, NULL,
 				    false);
 }
 
@@ -184,13 +185,13 @@ static int tofutex_unlock_pass(void *arg, u32 *woken)
 	struct tofutex_locker *lk = arg;
 	int ret;
 
-	lk->state = tofutex_state_get_or(lk->table, lk->uaddr,
+	lk->q.state = tofutex_state_get_or(lk->q.table, lk->q.uaddr,
 					 TOFUTEX_STATE_LOCK,
 					 tofutex_unlock_unqueued, lk);
-	if (IS_ERR_OR_NULL(lk->state))
-		return PTR_ERR_OR_ZERO(lk->state);
+	if (IS_ERR_OR_NULL(lk->q.state))
+		return PTR_ERR_OR_ZERO(lk->q.state);
 	ret = tofutex_unlock_queued(lk, woken);
-	tofutex_state_put(lk->table, lk->state);
+	tofutex_state_put(lk->q.table, lk->q.state);
 	return ret;
 }
 
@@ -210,8 +211,8 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 			  u32 *woken)
 {
 	struct tofutex_locker lk = {
-		.table = table,
-		.uaddr = uaddr,
+		.q.table = table,
+		.q.uaddr = uaddr,
 		.waiter.vpid = task_pid_vnr(current),
 	};
 	int ret;

@@ -593,7 +593,7 @@ static void locker_release(struct locker *l)
  * before the writer ever ran again queues behind it, and the granted
  * reader's unlock hands the writer the word. handoff_ns is 0, so the
  * writer starves from the moment it queues; the granted reader is held
- * in the kernel before it leaves the queue (WINDOW_RW_GRANTED) while the
+ * in the kernel before it leaves the queue (WINDOW_GIVEN) while the
  * word is looked at and the next reader arrives.
  */
 START_TEST(test_rw_starving_writer_behind_granted_readers)
@@ -606,7 +606,7 @@ START_TEST(test_rw_starving_writer_behind_granted_readers)
 	locker_start(&r1, fd, &word, false, true);
 	locker_start(&w, fd, &word, true, true);
 	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
-	window_open(getpid(), WINDOW_RW_GRANTED, NSEC_PER_SEC);
+	window_open(getpid(), WINDOW_GIVEN, NSEC_PER_SEC);
 	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
 	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
 		      "word 0x%08x after the grant to the reader: new readers could join ahead of the starving writer",
