@@ -588,6 +588,22 @@ static void locker_release(struct locker *l)
 }
 
 /*
+ * Queue a reader and then a writer on @word, which the caller holds for
+ * writing, with handoff_ns 0 (the writer starves from the moment it
+ * queues). Return: the descriptor they use.
+ */
+static int reader_then_starving_writer(uint32_t *word, struct locker *r1,
+				       struct locker *w)
+{
+	int fd = dev_open();
+
+	param_set("handoff_ns", 0);
+	locker_start(r1, fd, word, false, true);
+	locker_start(w, fd, word, true, true);
+	return fd;
+}
+
+/*
  * A starving writer behind a queued reader: the unlock that grants the
  * reader the word puts RW_HANDOFF into it at once, so a reader arriving
  * before the writer ever ran again queues behind it, and the granted
@@ -600,11 +616,8 @@ START_TEST(test_rw_starving_writer_behind_granted_readers)
 {
 	uint32_t tid = test_gettid(), word = tid;
 	struct locker r1, w, r2;
-	int fd = dev_open();
+	int fd = reader_then_starving_writer(&word, &r1, &w);
 
-	param_set("handoff_ns", 0);
-	locker_start(&r1, fd, &word, false, true);
-	locker_start(&w, fd, &word, true, true);
 	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
 	window_open(getpid(), WINDOW_GIVEN, NSEC_PER_SEC);
 	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
@@ -646,11 +659,8 @@ START_TEST(test_rw_reader_behind_starving_writer_waits)
 {
 	uint32_t tid = test_gettid(), word = tid;
 	struct locker r1, w, r2;
-	int fd = dev_open();
+	int fd = reader_then_starving_writer(&word, &r1, &w);
 
-	param_set("handoff_ns", 0);
-	locker_start(&r1, fd, &word, false, true);
-	locker_start(&w, fd, &word, true, true);
 	locker_start(&r2, fd, &word, false, true);
 	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
 	/* The grant is one cmpxchg: its count is the readers given the word. */
