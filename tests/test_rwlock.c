@@ -4,7 +4,8 @@
  * (TOFUTEX_IOC_RDLOCK, WRLOCK, RWUNLOCK): exclusion, readers sharing the
  * word, queued readers entering together, a writer that gets the lock
  * while readers keep arriving, deadlines on both clocks, signals, a
- * writer that exits holding the lock, a reader that queued behind a
+ * writer that exits holding the lock, a release that wakes one writer
+ * (no herd), a reader that queued behind a
  * starving writer, and bad input (words of another kind included).
  *
  * The user-space side is written here from the ABI's description (one
@@ -407,6 +408,80 @@ START_TEST(test_rw_queued_readers_enter_together)
 }
 END_TEST
 
+/* Wait until locker @l has returned from its lock call, and check it. */
+static void locker_has_it(struct locker *l, const char *who)
+{
+	bool ok;
+
+	WAIT_UNTIL(ok, atomic_load(&l->done), TEST_WAIT_NS);
+	ck_assert_msg(ok, "%s did not get the lock", who);
+	ck_assert_msg(l->ret == 0, "%s: %d (%s)", who, l->ret,
+		      strerror(l->ret));
+}
+
+/* Let locker @l release the lock it holds, and wait for it to. */
+static void locker_release(struct locker *l)
+{
+	atomic_store(&l->may_release, true);
+	locker_join(l);
+	ck_assert_int_eq(l->unlock_ret, 0);
+}
+
+/* Thread @tid's voluntary context switches so far (its sleeps). */
+static unsigned long voluntary_switches(uint32_t tid)
+{
+	char path[64], line[128];
+	unsigned long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
+	f = fopen(path, "re");
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * No herd: a contended RWUNLOCK wakes one writer, the first; the writers
+ * queued behind it sleep on, without a wake-up, until one of them is
+ * first. (Granted readers are all woken: test_rw_queued_readers_enter_together.)
+ */
+START_TEST(test_rw_release_wakes_one_writer)
+{
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	struct locker w[3];
+	unsigned long before;
+	int fd = dev_open();
+	bool ok;
+
+	for (int i = 0; i < 3; i++)
+		locker_start(&w[i], fd, &word, true, true);
+	before = voluntary_switches(atomic_load(&w[2].tid));
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	locker_has_it(&w[0], "the first writer");
+	/* The second is first now: woken, it finds the word held again. */
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) &&
+		   asleep_in_ioctl(atomic_load(&w[1].tid), TOFUTEX_IOC_WRLOCK),
+		   TEST_WAIT_NS);
+	ck_assert(ok);
+	ck_assert_msg(voluntary_switches(atomic_load(&w[2].tid)) == before,
+		      "the third writer was woken by a release for the first");
+	ck_assert(!atomic_load(&w[1].done) && !atomic_load(&w[2].done));
+	for (int i = 0; i < 3; i++) {
+		locker_release(&w[i]);
+		if (i < 2)
+			locker_has_it(&w[i + 1], "the next writer");
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /*
  * The last reader out hands a sleeping writer the word, and a second
  * writer queued behind the first gets it from the first's unlock.
@@ -568,24 +643,7 @@ static void handoff_restore(void)
 		param_write("handoff_ns", saved_handoff_ns);
 }
 
-/* Wait until locker @l has returned from its lock call, and check it. */
-static void locker_has_it(struct locker *l, const char *who)
-{
-	bool ok;
 
-	WAIT_UNTIL(ok, atomic_load(&l->done), TEST_WAIT_NS);
-	ck_assert_msg(ok, "%s did not get the lock", who);
-	ck_assert_msg(l->ret == 0, "%s: %d (%s)", who, l->ret,
-		      strerror(l->ret));
-}
-
-/* Let locker @l release the lock it holds, and wait for it to. */
-static void locker_release(struct locker *l)
-{
-	atomic_store(&l->may_release, true);
-	locker_join(l);
-	ck_assert_int_eq(l->unlock_ret, 0);
-}
 
 /*
  * Queue a reader and then a writer on @word, which the caller holds for
@@ -1188,6 +1246,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_readers_share);
 	tcase_add_test(tc, test_rw_queued_readers_enter_together);
 	tcase_add_test(tc, test_rw_writers_after_readers);
+	tcase_add_test(tc, test_rw_release_wakes_one_writer);
 	tcase_add_test(tc, test_rw_deadline);
 	suite_add_tcase(s, tc);
 
