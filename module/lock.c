@@ -686,6 +686,7 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 		.q.table = table,
 		.q.uaddr = uaddr,
 		.q.deadline = *deadline,
+		.q.op = TOFUTEX_OP_LOCK,
 		.waiter.vpid = task_pid_vnr(current),
 		.no_owner_poll = flags & TOFUTEX_LOCK_NO_OWNER_POLL,
 	};
@@ -709,7 +710,8 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 			tofutex_queue_lock(&tofutex_lock_ops, &lk.q, &lk, &how);
 	}
 
-	tofutex_lock_result(table, ret, how, lk.q.sleeps, status);
+	tofutex_lock_result(table, uaddr, TOFUTEX_OP_LOCK, ret, how,
+			    lk.q.sleeps, lk.q.since, status);
 	return ret;
 }
 

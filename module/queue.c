@@ -138,6 +138,7 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 	if (IS_ERR(state))
 		return PTR_ERR(state);
 	qc->state = state;
+	qc->since = tofutex_trace_contended(qc->uaddr, qc->op);
 	spin_lock(&state->lock);
 	ops->join(arg);
 	spin_unlock(&state->lock);

@@ -623,6 +623,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		.q.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 		.waiter.write = write,
+		.q.op = write ? TOFUTEX_OP_WRLOCK : TOFUTEX_OP_RDLOCK,
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
@@ -640,7 +641,8 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
 			tofutex_queue_lock(&tofutex_rw_ops, &c.q, &c, &how);
 
-	tofutex_lock_result(table, ret, how, c.q.sleeps, status);
+	tofutex_lock_result(table, uaddr, c.q.op, ret, how, c.q.sleeps,
+			    c.q.since, status);
 	return ret;
 }
 

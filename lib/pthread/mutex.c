@@ -181,6 +181,27 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 }
 
 /*
+ * A timed lock of our @m with TOFUTEX_PROFILE on: libtofutex's lock as
+ * without it (which checks the clock and, only when it must wait, the
+ * timespec), counted as contended when the word was held as it began
+ * (a lock taken or freed in between is counted the other way).
+ */
+static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
+			      const struct timespec *abstime)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	uint64_t t0 = tfx_prof_now();
+	int err = tofutex__mutex_clocklock(t, clockid, abstime, false);
+
+	if (word & TOFUTEX_TID_MASK)
+		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	else if (!err)
+		tfx_prof_locked(m, true);
+	return err;
+}
+
+/*
  * Lock our mutex @m of @type; @abstime NULL: no deadline. @err: what
  * libtofutex answered so far, TFX_AGAIN to ask it.
  */
@@ -192,6 +213,8 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 	for (;;) {
 		if (err == TFX_AGAIN && tfx_owner_kept(type) && tfx_mutex_mine(m))
 			err = EDEADLK;
+		else if (err == TFX_AGAIN && tfx_prof())
+			err = tfx_clocklock_prof(m, clockid, abstime);
 		else if (err == TFX_AGAIN)
 			err = tofutex__mutex_clocklock(t, clockid, abstime,
 						       false);
@@ -205,6 +228,7 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
+	TFX_PROBE(mutex_init, m);
 	/* glibc validates @attr and writes a zeroed object: see preload.h. */
 	tfx_stats_mutex_init(attr);
 	return tfx_glibc()->mutex_init(m, attr);
@@ -216,6 +240,7 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 
 	if (tfx_mutex_type(m) < 0)
 		return tfx_glibc()->mutex_destroy(m);
+	TFX_PROBE(mutex_destroy, m);
 	err = tofutex_mutex_destroy(tfx_mutex(m));
 	if (!err && tfx_mutex_stalled(m))
 		err = EBUSY;
@@ -226,49 +251,101 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
+/* The contended lock of our @m, timed for TOFUTEX_PROFILE. */
+static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
+{
+	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	int err = tofutex__mutex_lock_rest(tfx_mutex(m), tid, word, false);
+
+	if (t0)
+		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	return err;
+}
+
+/* tfx_lock_slow()'s @err: the fast path's compare-and-swap failed. */
+#define TFX_CONTENDED	(-2)
+
+/*
+ * pthread_mutex_lock() past its fast path, out of line so that the fast
+ * path keeps few registers: @err TFX_CONTENDED when the word (@word) was
+ * not free, else what tofutex__mutex_taken() said of the word it took.
+ */
+static __attribute__((noinline)) int
+tfx_lock_slow(pthread_mutex_t *m, int type, uint32_t tid, uint32_t word,
+	      int err)
+{
+	if (err != TFX_CONTENDED) {
+		if (tfx_prof() && !err)
+			tfx_prof_locked(m, true);
+	} else if (tfx_owner_kept(type) && tfx_mutex_mine(m)) {
+		err = EDEADLK;
+	} else {
+		err = tfx_lock_contended(m, tid, word);
+	}
+	if (err)
+		err = tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
+	else
+		tfx_locked(m, type, tid);
+	if (!err)
+		TFX_PROBE(mutex_acquired, m);
+	return err;
+}
+
 /*
  * The uncontended lock is inline (mutex.h): no call beyond this one, the
- * one compare-and-swap. The timed locks go through libtofutex's
- * functions, which check the timespec only when they must wait.
+ * one compare-and-swap (and, with TOFUTEX_PROFILE off, one branch not
+ * taken). The timed locks go through libtofutex's functions, which check
+ * the timespec only when they must wait.
  */
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
 	int type = tfx_mutex_type(m);
 	uint32_t tid, word;
-	int err;
+	int err = TFX_CONTENDED;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_lock(m);
+	TFX_PROBE(mutex_entry, m);
 	tid = (uint32_t)tofutex__tid();
-	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1))
+	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1)) {
 		err = tofutex__mutex_taken(t, 0);
-	else if (tfx_owner_kept(type) && tfx_mutex_mine(m))
-		err = EDEADLK;
-	else
-		err = tofutex__mutex_lock_rest(t, tid, word, false);
-	if (__builtin_expect(!err, 1))
-		return tfx_locked(m, type, tid);
-	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
+		if (__builtin_expect(!err && !tfx_prof(), 1)) {
+			tfx_locked(m, type, tid);
+			TFX_PROBE(mutex_acquired, m);
+			return 0;
+		}
+	}
+	return tfx_lock_slow(m, type, tid, word, err);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 			    const struct timespec *abstime)
 {
 	int type = tfx_mutex_type(m);
+	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
-	return tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
+	TFX_PROBE(mutex_clocklock_entry, m, clockid, abstime);
+	err = tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
+	if (!err)
+		TFX_PROBE(mutex_timedlock_acquired, m);
+	return err;
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
 	int type = tfx_mutex_type(m);
+	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_timedlock(m, abstime);
-	return tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
+	TFX_PROBE(mutex_timedlock_entry, m, abstime);
+	err = tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
+	if (!err)
+		TFX_PROBE(mutex_timedlock_acquired, m);
+	return err;
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -281,6 +358,8 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	err = tofutex_mutex_trylock(tfx_mutex(m));
 	switch (err) {
 	case 0:
+		if (tfx_prof())
+			tfx_prof_locked(m, true);
 		return tfx_locked(m, type, (uint32_t)tofutex__tid());
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))
@@ -341,15 +420,21 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 		/* 0 before the release: glibc's lock asserts it. */
 		__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
 	}
+	if (tfx_prof())
+		tfx_prof_unlock(m);
 	tid = (uint32_t)tofutex__tid();
-	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
+	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1)) {
+		TFX_PROBE(mutex_release, m);
 		return 0;
+	}
 	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
 		tfx_mutex_unglibc(m);
 	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
-		return tfx_unlock_any(m);
+		err = tfx_unlock_any(m);
+	if (!err)
+		TFX_PROBE(mutex_release, m);
 	return err;
 }
 
