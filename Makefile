@@ -90,6 +90,10 @@ PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
 PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
+# bench/drivers/*.c: programs the real-program tables run stock and under
+# tofutex-run, so dynamically linked (the preload must reach them).
+DRIVER_SRCS := $(wildcard bench/drivers/*.c)
+DRIVER_BINS := $(DRIVER_SRCS:bench/drivers/%.c=build/bench/drivers/%)
 
 UAPI_LINK := build/include/tofutex/uapi.h
 
@@ -107,7 +111,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native check-glibc glibc-tests bench-native check-matrix \
+	check-native check-glibc glibc-tests bench-native check-matrix lockbound-bins \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -225,6 +229,13 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
+# The lock-bound table's drivers; sqlite-threads needs Debian's
+# libsqlite3-dev (tests/deps.sh native).
+lockbound-bins: $(DRIVER_BINS)
+build/bench/drivers/%: bench/drivers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -lsqlite3 -lpthread
+
 # A benchmark that outgrew one file keeps its other parts in bench/<name>/
 # (*.c compiled into it, *.h its own headers).
 .SECONDEXPANSION:
@@ -235,7 +246,7 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
 	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
-	build/tests/obj/*.d build/bench/bin/*.d)
+	build/tests/obj/*.d build/bench/bin/*.d build/bench/drivers/*.d)
 
 # --- running ---------------------------------------------------------------
 # The full dependency step runs first and alone (two apt-gets at once would
@@ -373,11 +384,15 @@ check-glibc:
 # bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
-# (bench/programs-native.sh, NATIVE_ROUNDS rounds). NATIVE_BENCHES chooses
-# among bench_cond, bench_rwlock, bench_lock and programs. Raw output and tables in
-# build/bench/native/.
-NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds), then the lock-bound
+# programs the same way (programs-native.sh -l: RocksDB, Kyoto Cabinet,
+# SQLite, memcached). NATIVE_BENCHES chooses among bench_cond,
+# bench_rwlock, bench_lock, programs and lockbound. BUSY=1 runs the two
+# program tables again with as many busy-looping processes as CPUs beside
+# them (reported separately). Raw output and tables in build/bench/native/.
+NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs lockbound
 NATIVE_ROUNDS ?= 5
+BUSY ?= 0
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
@@ -392,6 +407,11 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
+	$(if $(filter programs,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -b -r $(NATIVE_ROUNDS)))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(MAKE) lockbound-bins)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),bench/programs-native.sh -l -r $(NATIVE_ROUNDS))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -l -b -r $(NATIVE_ROUNDS)))
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:

@@ -65,8 +65,14 @@ man=(groff-base mandoc)
 glibc=(build-essential xz-utils glibc-source)
 # The real programs `make bench-native` runs on the build machine: the
 # guest's, plus xz, zstd and plzip with two threads and a threaded python3
-# program; strace and perf (linux-perf) for bench/programs-count.sh.
-native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf)
+# program; strace and perf (linux-perf) for bench/programs-count.sh. The
+# lock-bound programs: RocksDB's db_bench and cache_bench (rocksdb-tools),
+# Kyoto Cabinet's kccachetest and kchashtest (kyotocabinet-utils), SQLite
+# for bench/drivers/sqlite-threads.c (libsqlite3-dev), memcached and
+# memcaslap; valgrind for the instruction counts (bench/lockcost.sh).
+native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf
+	rocksdb-tools kyotocabinet-utils libsqlite3-dev memcached libmemcached-tools
+	valgrind)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
 deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
