@@ -111,7 +111,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native check-glibc glibc-tests bench-native check-matrix lockbound-bins \
+	check-native check-glibc glibc-tests bench-native check-matrix lockbound-bins bench-lockcost \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -229,12 +229,13 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
-# The lock-bound table's drivers; sqlite-threads needs Debian's
-# libsqlite3-dev (tests/deps.sh native).
+# The drivers (libtofutex linked in statically for lockcost's
+# tofutex_mutex_* calls); sqlite-threads needs Debian's libsqlite3-dev
+# (tests/deps.sh native).
 lockbound-bins: $(DRIVER_BINS)
-build/bench/drivers/%: bench/drivers/%.c
+build/bench/drivers/%: bench/drivers/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -lsqlite3 -lpthread
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lsqlite3 -lpthread
 
 # A benchmark that outgrew one file keeps its other parts in bench/<name>/
 # (*.c compiled into it, *.h its own headers).
@@ -413,6 +414,14 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter lockbound,$(NATIVE_BENCHES)),bench/programs-native.sh -l -r $(NATIVE_ROUNDS))
 	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -l -b -r $(NATIVE_ROUNDS)))
 
+# Instructions per uncontended lock operation, glibc's against tofutex-run's
+# and libtofutex's own, counted by callgrind (bench/lockcost.sh): a table
+# in build/bench/native/lockcost.md with the target (<= glibc's) per row.
+bench-lockcost: $(RUN_BIN) $(PRELOAD_SO)
+	@tests/deps.sh native
+	$(MAKE) lockbound-bins
+	bench/lockcost.sh
+
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
 	@tests/deps.sh all
@@ -558,7 +567,10 @@ help:
 	@echo '                       (about 9 min per kernel)'
 	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this'
 	@echo '                       host, futex backend (about 5 min, the programs 2 of them;'
-	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS)'
+	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS), then the lock-bound programs'
+	@echo '                       (RocksDB, Kyoto Cabinet, SQLite, memcached: 6 min; BUSY=1'
+	@echo '                       repeats both program tables beside busy loops)'
+	@echo '  make bench-lockcost  instructions per uncontended lock operation against glibc'"'"'s (callgrind)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
@@ -587,6 +599,7 @@ help:
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)")'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
+	@echo '  BUSY=1               bench-native: the program tables again beside one busy loop per CPU'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
