@@ -345,6 +345,7 @@ check-debug:
 
 bench:
 	@tests/deps.sh all
+	$(if $(filter 0,$(PROGRAMS) $(LOCKBOUND)),,+$(MAKE) lockbound-bins)
 	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
 		$(RUN) bench $(KVERS)
 
@@ -595,6 +596,7 @@ help:
 	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
+	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)")'

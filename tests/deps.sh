@@ -51,7 +51,8 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # under tofutex-run in the guests (tests/programs/), packed with their
 # shared libraries: sysbench, stress-ng, pigz, memcached and its load
 # generator (memcslap from libmemcached-tools), and GLib's GRWLock tests
-# (libglib2.0-tests). glibc-source: glibc's own tests, built by
+# (libglib2.0-tests); `make bench` adds the lock-bound programs (the
+# native group's RocksDB, Kyoto Cabinet and SQLite). glibc-source: glibc's own tests, built by
 # tests/glibc/build.sh. debootstrap and curl: the trixie root in which
 # tests/qemu/debian-kernels.sh builds the module for Debian's newer kernels.
 all=(linux-image-amd64 linux-headers-amd64
@@ -59,6 +60,7 @@ all=(linux-image-amd64 linux-headers-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
+     rocksdb-tools kyotocabinet-utils libsqlite3-dev
      glibc-source cmake pkg-config debootstrap curl)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)

@@ -467,9 +467,9 @@ bench_metric() {
 		# cache_bench: lookups, inserts and erases on one LRU cache
 		# of 1 or 4 shards (each shard one mutex).
 		bench_time $lim $RUNNER cache_bench -threads="$2" \
-			-num_shard_bits=$([ "$1" = rocksdb-cache1 ] && echo 0 || echo 2) \
-			-ops_per_thread=$((bench_lb_ops / 4 / bench_lb_div / $2 * 4)) \
-			-cache_size=67108864 -value_bytes=1024
+			-num_shard_bits="$([ "$1" = rocksdb-cache1 ] && echo 0 || echo 2)" \
+			-ops_per_thread=$((bench_lb_ops / bench_lb_div / $2)) \
+			-cache_size=$((67108864 / bench_lb_div)) -value_bytes=1024
 		metric=$(awk '/Rough parallel ops\/sec/ { print "ops/s", $NF }' "$bench_out")
 		p99=$(bench_p99 0.001) ;;
 	kc-cache-wicked)
@@ -509,7 +509,7 @@ bench_one() {
 	unset TOFUTEX_BACKEND
 	d=$(prog_delta "$before" "$(prog_stats)")
 	[ -n "$metric" ] || metric="- FAILED"
-	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d"
+	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d${p99:+ p99=$p99}"
 	if [ -z "${metric%%* FAILED}" ]; then
 		tail -n 5 "$bench_tmp"/bench.out | sed "s/^/[programs] $1: /"
 	fi
@@ -542,8 +542,31 @@ programs_bench() {
 	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
 	# guest (several on a loaded host).
 	bench_input 400000 /usr/bin/pigz /usr/bin/sysbench
+	bench_rounds "$1" "$bench_points"
+}
+
+# The lock-bound programs in the guest: each at one thread count where
+# its lock is busy on two vCPUs, a tenth of the native operations.
+# LOCKBOUND_BENCH_POINTS (TEST_ENV) replaces them, separated by commas.
+lockbound_points="rocksdb-cache1:4 rocksdb-cache4:4 rocksdb-readrandom:8
+kc-cache-wicked:4 kc-cache-order:8 kc-hash-wicked:4 sqlite:4 memcached-clients:4"
+[ -z "${LOCKBOUND_BENCH_POINTS-}" ] || lockbound_points=$LOCKBOUND_BENCH_POINTS
+
+# lockbound_bench REPEATS: the lock-bound programs as programs_bench runs
+# its points; the "targets:" line tells bench/report-programs.sh which
+# targets to print.
+lockbound_bench() {
+	memcached_setup
+	bench_lb_div=10
+	bench_lb_setup || return 0
+	say "targets: lockbound"
+	bench_rounds "$1" "$lockbound_points"
+}
+
+# bench_rounds REPEATS POINTS: programs_bench's loop over POINTS.
+bench_rounds() {
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
-	for point in $(echo "$bench_points" | tr , ' '); do
+	for point in $(echo "$2" | tr , ' '); do
 		r=1
 		while [ $r -le "$1" ]; do
 			for v in stock tofutex futex; do
