@@ -36,7 +36,9 @@
 #
 # Environment: NATIVE_POINTS (PROGRAM:THREADS,...) replaces the points;
 # NATIVE_SECS (default 1) is the length of the timed runs (sysbench
-# threads, stress-ng).
+# threads, stress-ng); NATIVE_SPIN_NS, when set, is the tofutex-run
+# side's TOFUTEX_SPIN_NS (lib/spin.c: 0 goes to the kernel at once), to
+# tell what the user-space spin wins or loses.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -137,9 +139,10 @@ one() {
 	if [ "$3" = futex ]; then
 		RUNNER=$run_bin
 		export TOFUTEX_BACKEND=futex
+		[ -z "${NATIVE_SPIN_NS-}" ] || export TOFUTEX_SPIN_NS=$NATIVE_SPIN_NS
 	fi
 	bench_metric "$1" "$2"
-	unset TOFUTEX_BACKEND
+	unset TOFUTEX_BACKEND TOFUTEX_SPIN_NS
 	case $1 in
 	pigz | xz | zstd | plzip)
 		[ "$rc" != 0 ] || sum=$(cksum <"$bench_tmp"/bench.out | cut -d' ' -f1) ;;
@@ -157,6 +160,7 @@ one() {
 	echo "method: host $(uname -r), $(nproc) CPUs online, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	echo "method: stock vs $run_bin with TOFUTEX_BACKEND=futex (no module), $rounds round$([ "$rounds" = 1 ] || echo s), ABBA order, timed runs $bench_secs s"
 	[ "$busy" = 0 ] || echo "method: busy: $(nproc) busy-looping processes (awk) beside every run"
+	[ -z "${NATIVE_SPIN_NS-}" ] || echo "method: tofutex-run with TOFUTEX_SPIN_NS=$NATIVE_SPIN_NS"
 	echo "targets: $set_name$([ "$busy" = 0 ] || echo -busy)"
 	echo "method: load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	t0=$(date +%s)
