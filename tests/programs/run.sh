@@ -381,9 +381,12 @@ bench_lb_setup() {
 
 # bench_kc_rate TOTAL: operations per second of a Kyoto Cabinet test run
 # that did TOTAL operations in $secs, empty when it failed (its "ok").
+# Its status is 0 either way: a failed run is an empty metric, not an
+# error of the caller's (programs-native.sh runs under set -e).
 bench_kc_rate() {
-	[ "$rc" = 0 ] && grep -q '^ok$' "$bench_out" &&
+	if [ "$rc" = 0 ] && grep -q '^ok$' "$bench_out"; then
 		awk -v n="$1" -v s="$secs" 'BEGIN { if (s > 0) printf "ops/s %.0f\n", n / s }'
+	fi
 }
 
 # bench_p99 SCALE: the P99 of the "Percentiles:" line RocksDB's tools
@@ -542,7 +545,7 @@ programs_bench() {
 	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
 	# guest (several on a loaded host).
 	bench_input 400000 /usr/bin/pigz /usr/bin/sysbench
-	bench_rounds "$1" "$bench_points"
+	bench_rounds bench_programs "$1" "$bench_points"
 }
 
 # The lock-bound programs in the guest: each at one thread count where
@@ -560,11 +563,14 @@ lockbound_bench() {
 	bench_lb_div=10
 	bench_lb_setup || return 0
 	say "targets: lockbound"
-	bench_rounds "$1" "$lockbound_points"
+	bench_rounds bench_lockbound "$1" "$lockbound_points"
 }
 
-# bench_rounds REPEATS POINTS: programs_bench's loop over POINTS.
+# bench_rounds NAME REPEATS POINTS: programs_bench's loop over POINTS,
+# its progress lines labelled NAME.
 bench_rounds() {
+	pb_name=$1
+	shift
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
 	for point in $(echo "$2" | tr , ' '); do
 		r=1
@@ -575,7 +581,7 @@ bench_rounds() {
 			r=$((r + 1))
 		done
 		# A progress line for the host's terminal (tests/qemu/run.sh).
-		echo "@@PROGRESS bench_programs secs=$(awk -v t0="$pb_t0" \
+		echo "@@PROGRESS $pb_name secs=$(awk -v t0="$pb_t0" \
 			'{ printf "%.0f", $1 - t0 }' /proc/uptime) $point: $1 rounds" >&3
 	done
 }
