@@ -217,7 +217,7 @@ build/tests/%: tests/%.c $(TEST_HELPER_OBJS) $(LIB_A) | $(UAPI_LINK)
 
 build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie $(LDFLAGS) -o $@ $< $(LIB_A) \
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie -rdynamic $(LDFLAGS) -o $@ $< $(LIB_A) \
 		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
 build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
@@ -327,20 +327,33 @@ check-kernel:
 # (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
 # kernels only: under this kernel's 10-20x slow-down they would take most
 # of the guest's time limit.
+# DEBUG_KERNELS="default rt" also builds and boots the PREEMPT_RT debug
+# kernel (tests/debug-kernel/rt.config: the same checks where spinlock_t
+# sleeps; about 5 minutes' build, cached, and one boot, its fuzzer bounded
+# at DEBUG_NONE_FUZZ_SECONDS).
 DEBUG_FUZZ_SECONDS ?= 300
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
+DEBUG_KERNELS ?= default
 check-debug:
 	@tests/deps.sh all
-	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
-		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
+	+@boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 $(MAKE) --no-print-directory check-kernel \
+		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=$$3 KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
-	rc=0 && for m in $(DEBUG_PREEMPT_MODES); do \
-		fuzz=$(DEBUG_FUZZ_SECONDS); [ $$m = default ] || fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
-		boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" || rc=1; \
+	rc=0 && for k in $(DEBUG_KERNELS); do \
+		case $$k in \
+		default) fl= modes='$(DEBUG_PREEMPT_MODES)' name=debug ;; \
+		rt) fl=rt modes=default name=debug-rt ;; \
+		*) echo "check-debug: DEBUG_KERNELS takes default and rt, not $$k" >&2; exit 2 ;; \
+		esac; \
+		kvars=$$(tests/debug-kernel/build.sh $$fl | tail -n 1) && eval "$$kvars" || { rc=1; continue; }; \
+		for m in $$modes; do \
+			fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
+			[ $$m != default ] || [ $$k != default ] || fuzz=$(DEBUG_FUZZ_SECONDS); \
+			boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" $$name || rc=1; \
+		done; \
 	done && [ $$rc -eq 0 ]
 
 bench:
@@ -388,16 +401,19 @@ check-glibc:
 # as for `make bench`); and the real programs stock against tofutex-run
 # (bench/programs-native.sh, NATIVE_ROUNDS rounds), then the lock-bound
 # programs the same way (programs-native.sh -l: RocksDB, Kyoto Cabinet,
-# SQLite, memcached). NATIVE_BENCHES chooses among bench_cond,
-# bench_rwlock, bench_lock, programs and lockbound. BUSY=1 runs the two
-# program tables again with as many busy-looping processes as CPUs beside
-# them (reported separately). Raw output and tables in build/bench/native/.
+# SQLite, memcached); profile, the contention report's cost off and on
+# (bench/profile-cost.sh, not by default). NATIVE_BENCHES chooses among
+# bench_cond, bench_rwlock, bench_lock, programs, lockbound and profile.
+# BUSY=1 runs the two program tables again with as many busy-looping
+# processes as CPUs beside them (reported separately). Raw output and
+# tables in build/bench/native/.
 NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs lockbound
 NATIVE_ROUNDS ?= 5
 BUSY ?= 0
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
-		build/bench/bin/bench_rwlock $(RUN_BIN) $(PRELOAD_SO)
+		build/bench/bin/bench_rwlock build/bench/bin/profile-loop $(RUN_BIN) \
+		$(PRELOAD_SO)
 	@mkdir -p build/bench/native
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),build/bench/bin/bench_cond | tee build/bench/native/bench_cond.txt)
 	$(if $(filter bench_cond,$(NATIVE_BENCHES)),bench/report-cond.sh build/bench/native/bench_cond.txt)
@@ -407,6 +423,8 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),TOFUTEX_BACKEND=futex build/bench/bin/bench_lock \
 		-i tofutex$(comma)pthread$(comma)adaptive | tee build/bench/native/bench_lock.txt)
 	$(if $(filter bench_lock,$(NATIVE_BENCHES)),bench/report-lock.sh build/bench/native/bench_lock.txt)
+	$(if $(filter profile,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter profile,$(NATIVE_BENCHES)),bench/profile-cost.sh)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
 	$(if $(filter programs,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -b -r $(NATIVE_ROUNDS)))
@@ -422,6 +440,11 @@ bench-lockcost: $(RUN_BIN) $(PRELOAD_SO)
 	@tests/deps.sh native
 	$(MAKE) lockbound-bins
 	bench/lockcost.sh
+
+# bench/profile-cost.sh's lock loop: dynamically linked, for tofutex-run.
+build/bench/bin/profile-loop: bench/profile/loop.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 # dkms add/build/install/remove in private DKMS trees, for each kernel.
 dkms-check:
@@ -473,7 +496,8 @@ deb:
 
 # Build, install on this host, dkms status for every kernel, a pkg-config
 # build against the installed files, a guest booting the package-built
-# module, purge, nothing left.
+# module, purge, nothing left; then the same in the trixie build root, as
+# Debian 13 installs them (tests/deb.sh).
 deb-check:
 	@tests/deps.sh all deb
 	+@$(QEMU_ENV) tests/deb.sh check $(KVERS)
@@ -545,7 +569,7 @@ help:
 	@echo '  make clean           remove build/'
 	@echo 'Test (as root on Debian 12; each installs the packages it needs, listed first):'
 	@echo '  make check-native    library suites on this host, futex backend, no module (about'
-	@echo '                       10 s of tests; 30 s with the build from a clean tree)'
+	@echo '                       40 s with the programs built, load average 10)'
 	@echo '  make check           lint, docs, examples, tarball, native suites, then every test'
 	@echo '                       in QEMU on Debian 6.1, 6.12, 6.18, newest 7.x and 7.x-rt'
 	@echo '                       (27 min on 2 idle cores)'
@@ -575,7 +599,7 @@ help:
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
-	@echo '  make deb-check       build, install, dkms status, pkg-config build, guest boot, purge'
+	@echo '  make deb-check       build, install (here and as Debian 13), dkms status, pkg-config build, guest boot, purge'
 	@echo '  make dkms-install    the module with DKMS for the running kernel (or KVERS)'
 	@echo '  make dkms-uninstall  remove it again'
 	@echo '  make dkms-check      dkms add/build/install/remove per kernel, private DKMS trees'
@@ -599,7 +623,7 @@ help:
 	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
-	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)")'
+	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
 	@echo '  BUSY=1               bench-native: the program tables again beside one busy loop per CPU'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
@@ -609,6 +633,6 @@ help:
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
 	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
-	@echo '  DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
+	@echo '  DEBUG_KERNELS, DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
 	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached'

@@ -669,6 +669,7 @@ static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
 	if (IS_ERR(lk->state))
 		return PTR_ERR(lk->state);
 
+	lk->since = tofutex_trace_contended(lk->uaddr, TOFUTEX_OP_LOCK);
 	tofutex_enqueue(lk);
 	ret = tofutex_queue_wait_and_compete(&qw, how);
 	ret = tofutex_dequeue(lk, ret, how);
@@ -720,7 +721,8 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 					     tofutex_lock_slow(&lk, &how);
 	}
 
-	tofutex_lock_result(table, ret, how, lk.sleeps, status);
+	tofutex_lock_result(table, uaddr, TOFUTEX_OP_LOCK, ret, how, lk.sleeps,
+			    lk.since, status);
 	return ret;
 }
 

@@ -49,6 +49,8 @@ struct tofutex_waiter {
  * @deadline: when the call gives up (LOCK only)
  * @waiter:   the caller's queue entry (UNLOCK uses only its @vpid)
  * @sleeps:   how many times the caller slept (LOCK only)
+ * @since:    when it queued, for tofutex_lock_acquired; 0 untraced (LOCK
+ *            only, trace.c)
  */
 struct tofutex_locker {
 	struct tofutex_table *table;
@@ -57,6 +59,7 @@ struct tofutex_locker {
 	struct tofutex_deadline deadline;
 	struct tofutex_waiter waiter;
 	unsigned int sleeps;
+	u64 since;
 	bool no_owner_poll;
 };
 

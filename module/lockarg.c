@@ -24,6 +24,7 @@
 
 #include "queue.h"
 #include "tofutex.h"
+#include "tofutex_trace.h"
 
 /**
  * tofutex_lock_arg_get() - read and check a struct tofutex_lock
@@ -69,17 +70,24 @@ void tofutex_lock_arg_put(struct tofutex_lock __user *argp, u32 status)
 }
 
 /**
- * tofutex_lock_result() - count a lock call's outcome, and its status
+ * tofutex_lock_result() - count and trace a lock call's outcome, and its
+ * status
  * @table:  the caller's process table
+ * @uaddr:  the word
+ * @op:     the call, for the trace
  * @ret:    the call's result: 0 when it took the word
  * @how:    TOFUTEX_STATUS_* of the take
  * @sleeps: how often the caller slept
+ * @since:  when it queued (tofutex_trace_contended()), 0 when it did not
+ *          or nobody traced it then
  * @status: out: @how and the sleep count, when @ret is 0
  */
-void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
-			 unsigned int sleeps, u32 *status)
+void tofutex_lock_result(struct tofutex_table *table, u32 __user *uaddr,
+			 enum tofutex_op op, int ret, u32 how,
+			 unsigned int sleeps, u64 since, u32 *status)
 {
 	if (!ret) {
+		trace_tofutex_lock_acquired(uaddr, op, how, sleeps, since);
 		tofutex_count_taken(table, how);
 		*status = how | (min_t(u32, sleeps, TOFUTEX_STATUS_SLEEPS_MAX)
 				 << TOFUTEX_STATUS_SLEEPS_SHIFT);
@@ -93,6 +101,7 @@ void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
  * @table:   the caller's process table
  * @argp:    user pointer to struct tofutex_unlock
  * @release: the call's action
+ * @op:      TOFUTEX_OP_UNLOCK or TOFUTEX_OP_RWUNLOCK, for the trace
  *
  * Reads and checks the argument, runs @release and writes @woken back
  * when it succeeded; a write-back that fails then is ignored (see the
@@ -102,7 +111,7 @@ void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
  */
 long tofutex_unlock_call(struct tofutex_table *table,
 			 struct tofutex_unlock __user *argp,
-			 tofutex_release_t release)
+			 tofutex_release_t release, enum tofutex_op op)
 {
 	struct tofutex_unlock arg;
 	u32 __user *uaddr;
@@ -119,6 +128,8 @@ long tofutex_unlock_call(struct tofutex_table *table,
 
 	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	ret = release(table, uaddr, &woken);
+	if (!ret && woken)
+		trace_tofutex_release_woke(uaddr, op);
 	if (!ret && put_user(woken, &argp->woken))
 		pr_debug("tofutex: unlock woken lost: argument not writable\n");
 	return ret;

@@ -65,8 +65,9 @@ int tofutex_lock_arg_get(struct tofutex_lock __user *argp, u32 flags_ok,
 			 u32 __user **uaddr, struct tofutex_deadline *dl,
 			 u32 *flags);
 void tofutex_lock_arg_put(struct tofutex_lock __user *argp, u32 status);
-void tofutex_lock_result(struct tofutex_table *table, int ret, u32 how,
-			 unsigned int sleeps, u32 *status);
+void tofutex_lock_result(struct tofutex_table *table, u32 __user *uaddr,
+			 enum tofutex_op op, int ret, u32 how,
+			 unsigned int sleeps, u64 since, u32 *status);
 
 /**
  * typedef tofutex_release_t - UNLOCK's or RWUNLOCK's action
@@ -81,6 +82,6 @@ typedef int (*tofutex_release_t)(struct tofutex_table *table,
 
 long tofutex_unlock_call(struct tofutex_table *table,
 			 struct tofutex_unlock __user *argp,
-			 tofutex_release_t release);
+			 tofutex_release_t release, enum tofutex_op op);
 
 #endif /* _TOFUTEX_QUEUE_H */

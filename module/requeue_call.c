@@ -41,6 +41,7 @@
 #include <linux/uaccess.h>
 
 #include "requeue.h"
+#include "tofutex_trace.h"
 
 /**
  * struct tofutex_requeue_call - one REQUEUE in progress
@@ -404,6 +405,8 @@ long tofutex_ioc_requeue(struct tofutex_table *table,
 
 	tofutex_count(table, TOFUTEX_CNT_REQUEUE_CALLS);
 	ret = tofutex_requeue(&rc);
+	trace_tofutex_requeue(rc.uaddr, rc.lock_uaddr, rc.woken, rc.requeued,
+			      ret);
 	tofutex_debug_window_now(TOFUTEX_WINDOW_REQUEUE_RESULT, rc.uaddr);
 	/* What was done cannot be undone, nor repeated by a caller's retry. */
 	if ((put_user(rc.woken, &argp->woken) ||

@@ -108,6 +108,9 @@
  * @deadline:   when the call gives up
  * @waiter:     the caller's queue entry
  * @sleeps:     how often the caller slept
+ * @since:      when it queued, for tofutex_lock_acquired; 0 untraced
+ *              (trace.c)
+ * @op:         TOFUTEX_OP_RDLOCK or TOFUTEX_OP_WRLOCK, for the trace
  * @owner_died: the caller cleared a dead writer's TID
  */
 struct tofutex_rw_call {
@@ -117,6 +120,8 @@ struct tofutex_rw_call {
 	struct tofutex_deadline deadline;
 	struct tofutex_rw_waiter waiter;
 	unsigned int sleeps;
+	u64 since;
+	enum tofutex_op op;
 	bool owner_died;
 };
 
@@ -580,6 +585,7 @@ static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
 	if (IS_ERR(c->state))
 		return PTR_ERR(c->state);
 
+	c->since = tofutex_trace_contended(c->uaddr, c->op);
 	tofutex_rw_enqueue(c);
 	ret = tofutex_queue_wait_and_compete(&qw, how);
 	if (tofutex_rw_granted(c))
@@ -610,6 +616,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 		.waiter.write = write,
+		.op = write ? TOFUTEX_OP_WRLOCK : TOFUTEX_OP_RDLOCK,
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
@@ -624,7 +631,8 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
 			tofutex_rw_lock_slow(&c, &how);
 
-	tofutex_lock_result(table, ret, how, c.sleeps, status);
+	tofutex_lock_result(table, uaddr, c.op, ret, how, c.sleeps, c.since,
+			    status);
 	return ret;
 }
 

@@ -38,6 +38,7 @@
 #include "queue.h"
 #include "rwlock.h"
 #include "tofutex.h"
+#include "tofutex_trace.h"
 
 /* Granted readers woken per hold of state->lock, as WAKE's batches. */
 #define TOFUTEX_RW_WAKE_BATCH	8
@@ -121,6 +122,7 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 		/* After the cmpxchg: tofutex_rw_granted() reads it unlocked. */
 		smp_store_release(&w->granted, true);
 	}
+	trace_tofutex_rw_grant(uaddr, n, held, NULL);
 	if (writer)
 		*top = get_task_struct(writer->task);
 	return 1;
@@ -300,6 +302,7 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	if (handoff) {
 		/* After the cmpxchg, as tofutex_rw_grant_readers(). */
 		smp_store_release(&top->granted, true);
+		trace_tofutex_rw_grant(u->uaddr, 0, 0, top->task);
 		/* The next waiter is top now. */
 		next = tofutex_rw_first(state);
 		if (next)
@@ -377,5 +380,6 @@ static int tofutex_rw_unlock(struct tofutex_table *table, u32 __user *uaddr,
 long tofutex_ioc_rwunlock(struct tofutex_table *table,
 			  struct tofutex_unlock __user *argp)
 {
-	return tofutex_unlock_call(table, argp, tofutex_rw_unlock);
+	return tofutex_unlock_call(table, argp, tofutex_rw_unlock,
+				   TOFUTEX_OP_RWUNLOCK);
 }

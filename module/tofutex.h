@@ -20,6 +20,7 @@
  * deadline.c deadlines on either clock, and the sleeps they bound
  * wake_local.c  SWAP's hand-off of the caller's CPU to its wakee
  * debug.c    test-only windows, built with TOFUTEX_DEBUG_WINDOWS
+ * trace.c    the tracepoints of tofutex_trace.h (tofutex(4), TRACEPOINTS)
  *
  * "The process" is one thread group in one address space, everywhere:
  * a table serves the thread group that opened it (table.c), only its
@@ -197,6 +198,29 @@ static inline bool tofutex_word_reader_held(u32 word)
 {
 	return word & TOFUTEX_RW_SHARED;
 }
+
+/**
+ * enum tofutex_op - which call an event of the lock paths belongs to
+ * @TOFUTEX_OP_LOCK:     TOFUTEX_IOC_LOCK
+ * @TOFUTEX_OP_RDLOCK:   TOFUTEX_IOC_RDLOCK
+ * @TOFUTEX_OP_WRLOCK:   TOFUTEX_IOC_WRLOCK
+ * @TOFUTEX_OP_UNLOCK:   TOFUTEX_IOC_UNLOCK
+ * @TOFUTEX_OP_RWUNLOCK: TOFUTEX_IOC_RWUNLOCK
+ *
+ * Named in the tracepoints (tofutex_trace.h), where the code shared by
+ * both lock kinds (queue.c, lockarg.c) cannot tell them apart otherwise.
+ */
+enum tofutex_op {
+	TOFUTEX_OP_LOCK,
+	TOFUTEX_OP_RDLOCK,
+	TOFUTEX_OP_WRLOCK,
+	TOFUTEX_OP_UNLOCK,
+	TOFUTEX_OP_RWUNLOCK,
+};
+
+/* trace.c */
+
+u64 tofutex_trace_contended(u32 __user *uaddr, enum tofutex_op op);
 
 /* deadline.c */
 

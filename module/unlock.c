@@ -44,6 +44,7 @@
 #include "lock.h"
 #include "queue.h"
 #include "tofutex.h"
+#include "tofutex_trace.h"
 
 /**
  * tofutex_release_word() - release or hand off the word under state->lock
@@ -85,9 +86,11 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 		return -EFAULT;
 	if (cur != word)
 		return -EAGAIN;
-	if (top && handoff)
+	if (top && handoff) {
 		top->handed_off = tofutex_taken_how(newval,
 						    TOFUTEX_STATUS_HANDOFF);
+		trace_tofutex_handoff(uaddr, top->task);
+	}
 	return top ? 1 : 0;
 }
 
@@ -228,5 +231,6 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp)
 {
-	return tofutex_unlock_call(table, argp, tofutex_unlock);
+	return tofutex_unlock_call(table, argp, tofutex_unlock,
+				   TOFUTEX_OP_UNLOCK);
 }

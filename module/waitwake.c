@@ -61,6 +61,7 @@
 #include <linux/uaccess.h>
 
 #include "tofutex.h"
+#include "tofutex_trace.h"
 
 /*
  * Waiters WAKE takes off the queue per hold of state->lock: the task
@@ -294,6 +295,7 @@ long tofutex_ioc_wait(struct tofutex_table *table,
 	ret = tofutex_wait_word(&wc);
 	tofutex_state_put(table, wc.state);
 
+	trace_tofutex_wait(wc.uaddr, wc.val, ret);
 	if (ret == -ETIMEDOUT)
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
 	return ret;
@@ -350,9 +352,10 @@ static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
 }
 
 /**
- * tofutex_ioc_wake() - TOFUTEX_IOC_WAKE
- * @table: the caller's process table
- * @argp:  user pointer to struct tofutex_wake
+ * tofutex_wake_queued() - WAKE on a word that has a state
+ * @state: the word's state, with a use held
+ * @uaddr: the word
+ * @count: wake at most this many
  *
  * WAKE wakes at most as many waiters as were queued when it began, so
  * that waiters that keep coming back cannot keep it in the kernel, and
@@ -361,34 +364,16 @@ static unsigned int tofutex_wake_batch(struct tofutex_state *state, u32 max,
  * so for them it is a spurious wake-up, which every futex-style waiter
  * tolerates.
  *
- * Return: the number of waiters woken, or -EINVAL (bad argument, or the
- * word is in use as a TO lock), -EFAULT.
+ * Return: the number of waiters woken.
  */
-long tofutex_ioc_wake(struct tofutex_table *table,
-		      struct tofutex_wake __user *argp)
+static u32 tofutex_wake_queued(struct tofutex_state *state,
+			       u32 __user *uaddr, u32 count)
 {
 	struct task_struct *tasks[TOFUTEX_WAKE_BATCH];
-	struct tofutex_state *state;
-	struct tofutex_wake arg;
-	u32 __user *uaddr;
 	u32 woken = 0, limit;
 	unsigned int n, i;
-	int ret;
 
-	if (copy_from_user(&arg, argp, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved)
-		return -EINVAL;
-	ret = tofutex_word_check(arg.uaddr, &uaddr);
-	if (ret)
-		return ret;
-
-	tofutex_count(table, TOFUTEX_CNT_WAKE_CALLS);
-	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_WAIT, false);
-	if (IS_ERR_OR_NULL(state))
-		return PTR_ERR_OR_ZERO(state);
-
-	limit = tofutex_waiters_queued(state, arg.count);
+	limit = tofutex_waiters_queued(state, count);
 	while (woken < limit) {
 		n = tofutex_wake_batch(state, limit - woken, tasks);
 		for (i = 0; i < n; i++) {
@@ -401,8 +386,45 @@ long tofutex_ioc_wake(struct tofutex_table *table,
 		tofutex_debug_window_now(TOFUTEX_WINDOW_WAKE_BATCH, uaddr);
 		cond_resched();
 	}
+	return woken;
+}
 
-	tofutex_state_put(table, state);
+/**
+ * tofutex_ioc_wake() - TOFUTEX_IOC_WAKE
+ * @table: the caller's process table
+ * @argp:  user pointer to struct tofutex_wake
+ *
+ * A word without a state has nobody to wake; else tofutex_wake_queued().
+ *
+ * Return: the number of waiters woken, or -EINVAL (bad argument, or the
+ * word is in use as a TO lock), -EFAULT.
+ */
+long tofutex_ioc_wake(struct tofutex_table *table,
+		      struct tofutex_wake __user *argp)
+{
+	struct tofutex_state *state;
+	struct tofutex_wake arg;
+	u32 __user *uaddr;
+	u32 woken = 0;
+	int ret;
+
+	if (copy_from_user(&arg, argp, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	ret = tofutex_word_check(arg.uaddr, &uaddr);
+	if (ret)
+		return ret;
+
+	tofutex_count(table, TOFUTEX_CNT_WAKE_CALLS);
+	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_WAIT, false);
+	if (IS_ERR(state))
+		return PTR_ERR(state);
+	if (state) {
+		woken = tofutex_wake_queued(state, uaddr, arg.count);
+		tofutex_state_put(table, state);
+	}
+	trace_tofutex_wake(uaddr, arg.count, woken);
 	return woken;
 }
 
@@ -529,6 +551,7 @@ long tofutex_ioc_swap(struct tofutex_table *table,
 
 	tofutex_count(table, TOFUTEX_CNT_SWAP_CALLS);
 	ret = tofutex_swap(&wc, wake_uaddr, &woken);
+	trace_tofutex_swap(wc.uaddr, wake_uaddr, woken, ret);
 	if (ret == -ETIMEDOUT)
 		tofutex_count(table, TOFUTEX_CNT_TIMEOUTS);
 	/* A wake that happened cannot be undone, nor repeated by a retry. */

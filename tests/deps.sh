@@ -42,7 +42,9 @@
 # there are taken from it; everything else stays on bookworm.
 set -euo pipefail
 
-build=(build-essential check)
+# systemtap-sdt-dev: <sys/sdt.h>, glibc's probe points in the pthread
+# preload (lib/pthread/probe.h; without it the library builds without them).
+build=(build-essential check systemtap-sdt-dev)
 headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils
@@ -61,7 +63,7 @@ all=(linux-image-amd64 linux-headers-amd64
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
      rocksdb-tools kyotocabinet-utils libsqlite3-dev
-     glibc-source cmake pkg-config debootstrap curl)
+     glibc-source cmake pkg-config debootstrap curl systemtap-sdt-dev valgrind)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
 glibc=(build-essential xz-utils glibc-source)
@@ -71,13 +73,15 @@ glibc=(build-essential xz-utils glibc-source)
 # lock-bound programs: RocksDB's db_bench and cache_bench (rocksdb-tools),
 # Kyoto Cabinet's kccachetest and kchashtest (kyotocabinet-utils), SQLite
 # for bench/drivers/sqlite-threads.c (libsqlite3-dev), memcached and
-# memcaslap; valgrind for the instruction counts (bench/lockcost.sh).
+# memcaslap; valgrind for the instruction counts (bench/lockcost.sh,
+# bench/profile-cost.sh).
 native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf
 	rocksdb-tools kyotocabinet-utils libsqlite3-dev memcached libmemcached-tools
 	valgrind)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.
-deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config)
+deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config
+     systemtap-sdt-dev)
 
 # QEMU from bookworm-backports, at least this major version.
 qemu_pkg=qemu-system-x86

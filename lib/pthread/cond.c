@@ -111,7 +111,10 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 		.lock = tfx_wait_lock,
 	};
 	struct tfx_depth d = { .m = m };
+	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	int err;
 
+	TFX_PROBE(cond_wait, c, m);
 	tfx_stats_cond_wait();
 	/*
 	 * The depth is the owner's: whoever takes the mutex while we wait
@@ -120,9 +123,13 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	if (tfx_mutex_type(m) == PTHREAD_MUTEX_RECURSIVE &&
 	    m->__data.__nusers && tfx_mutex_mine(m)) {
 		d.depth = m->__data.__nusers;
-		return tfx_cond_wait_recursive(c, &cm, &d, clockid, abstime);
+		err = tfx_cond_wait_recursive(c, &cm, &d, clockid, abstime);
+	} else {
+		err = tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
 	}
-	return tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
+	if (t0)
+		tfx_prof_waited(c, TFX_PROF_COND, false, t0, err);
+	return err;
 }
 
 /*
@@ -198,6 +205,7 @@ int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 	/* glibc validates @attr, zeroes the object and sets __wrefs. */
 	int err;
 
+	TFX_PROBE(cond_init, c, attr);
 	tfx_stats_cond_init(attr);
 	err = tfx_glibc()->cond_init(c, attr);
 	/* glibc's wait may run on our mutexes from now on (lib/glibc.c). */
@@ -210,6 +218,7 @@ int pthread_cond_destroy(pthread_cond_t *c)
 {
 	if (!tfx_cond_ours(c))
 		return tfx_glibc()->cond_destroy(c);
+	TFX_PROBE(cond_destroy, c);
 	return tofutex__cond_destroy_wait(tfx_cond(c));
 }
 
@@ -259,6 +268,7 @@ int pthread_cond_signal(pthread_cond_t *c)
 		tofutex__glibc_ran();
 		return tfx_glibc()->cond_signal(c);
 	}
+	TFX_PROBE(cond_signal, c);
 	return tofutex_cond_signal(tfx_cond(c));
 }
 
@@ -268,5 +278,6 @@ int pthread_cond_broadcast(pthread_cond_t *c)
 		tofutex__glibc_ran();
 		return tfx_glibc()->cond_broadcast(c);
 	}
+	TFX_PROBE(cond_broadcast, c);
 	return tofutex_cond_broadcast(tfx_cond(c));
 }

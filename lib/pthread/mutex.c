@@ -191,6 +191,27 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 }
 
 /*
+ * A timed lock of our @m with TOFUTEX_PROFILE on: libtofutex's lock as
+ * without it (which checks the clock and, only when it must wait, the
+ * timespec), counted as contended when the word was held as it began
+ * (a lock taken or freed in between is counted the other way).
+ */
+static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
+			      const struct timespec *abstime)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	uint64_t t0 = tfx_prof_now();
+	int err = tofutex__mutex_clocklock(t, clockid, abstime, false);
+
+	if (word & TOFUTEX_TID_MASK)
+		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	else if (!err)
+		tfx_prof_locked(m, true);
+	return err;
+}
+
+/*
  * Lock our mutex @m of @type; @abstime NULL: no deadline. @err: what
  * libtofutex answered so far, TFX_AGAIN to ask it.
  */
@@ -202,6 +223,8 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 	for (;;) {
 		if (err == TFX_AGAIN && tfx_owner_kept(type) && tfx_mutex_mine(m))
 			err = EDEADLK;
+		else if (err == TFX_AGAIN && tfx_prof())
+			err = tfx_clocklock_prof(m, clockid, abstime);
 		else if (err == TFX_AGAIN)
 			err = tofutex__mutex_clocklock(t, clockid, abstime,
 						       false);
@@ -215,6 +238,7 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
+	TFX_PROBE(mutex_init, m);
 	/* glibc validates @attr and writes a zeroed object: see preload.h. */
 	tfx_stats_mutex_init(attr);
 	return tfx_glibc()->mutex_init(m, attr);
@@ -226,6 +250,7 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 
 	if (tfx_mutex_type(m) < 0)
 		return tfx_glibc()->mutex_destroy(m);
+	TFX_PROBE(mutex_destroy, m);
 	err = tofutex_mutex_destroy(tfx_mutex(m));
 	if (!err && tfx_mutex_stalled(m))
 		err = EBUSY;
@@ -236,14 +261,33 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
+/* The contended lock of our @m, timed for TOFUTEX_PROFILE. */
+static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
+{
+	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	int err = tofutex__mutex_lock_rest(tfx_mutex(m), tid, word, false);
+
+	if (t0)
+		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
+	return err;
+}
+
 /*
  * A relock by the owner @tid of a type that keeps its owner in __owner:
- * one level more of a RECURSIVE mutex, EDEADLK for an ERRORCHECK one, as
- * glibc answers before it touches the word.
+ * one level more of a RECURSIVE mutex (mutex_acquired, as after any lock
+ * that succeeds), EDEADLK for an ERRORCHECK one, as glibc answers before
+ * it touches the word.
  */
 static inline int tfx_relock(pthread_mutex_t *m, int type)
 {
-	return type == PTHREAD_MUTEX_RECURSIVE ? tfx_mutex_recurse(m) : EDEADLK;
+	int err;
+
+	if (type != PTHREAD_MUTEX_RECURSIVE)
+		return EDEADLK;
+	err = tfx_mutex_recurse(m);
+	if (!err)
+		TFX_PROBE(mutex_acquired, m);
+	return err;
 }
 
 static inline bool tfx_owner_is(pthread_mutex_t *m, int type, uint32_t tid)
@@ -255,9 +299,10 @@ static inline bool tfx_owner_is(pthread_mutex_t *m, int type, uint32_t tid)
 /*
  * pthread_mutex_lock() past its inline path: a mutex of glibc's (@type
  * -1), a TID not known yet (@tid 0: nothing was tried), a word that was
- * not free (@word, as the compare-and-swap saw it) or one taken (@word 0)
- * that is not recoverable. Out of line, so that the uncontended path
- * saves no registers.
+ * not free (@word, as the compare-and-swap saw it), or one taken (@word 0)
+ * that is not recoverable or with TOFUTEX_PROFILE on (a lock of a lock
+ * that has a record counts, a wait is timed). Out of line, so that the
+ * uncontended path saves no registers. mutex_entry was fired inline.
  */
 static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 						   uint32_t tid, uint32_t word)
@@ -272,21 +317,29 @@ static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 		tid = (uint32_t)tofutex__tid();
 		taken = tofutex__mutex_lock_fast(t, tid, &word);
 	}
-	if (taken)
+	if (taken) {
 		err = tofutex__mutex_taken(t, 0);
-	else if (tfx_owner_kept(type) && tfx_mine(m, type, tid))
+		if (!err && tfx_prof())
+			tfx_prof_locked(m, true);
+	} else if (tfx_owner_kept(type) && tfx_mine(m, type, tid)) {
 		return tfx_relock(m, type);
+	} else {
+		err = tfx_lock_contended(m, tid, word);
+	}
+	if (err)
+		err = tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
 	else
-		err = tofutex__mutex_lock_rest(t, tid, word, false);
+		tfx_locked(m, type, tid);
 	if (!err)
-		return tfx_locked(m, type, tid);
-	return tfx_lock(m, type, err, CLOCK_REALTIME, NULL);
+		TFX_PROBE(mutex_acquired, m);
+	return err;
 }
 
 /*
  * The uncontended lock is inline (mutex.h): no call beyond this one, the
- * one compare-and-swap. The timed locks go through libtofutex's
- * functions, which check the timespec only when they must wait.
+ * one compare-and-swap (and, with TOFUTEX_PROFILE off, one branch not
+ * taken). The timed locks go through libtofutex's functions, which check
+ * the timespec only when they must wait.
  */
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
@@ -294,12 +347,18 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	int type = tfx_mutex_type(m);
 	uint32_t tid = (uint32_t)tofutex__tid_known(), word = 0;
 
-	if (__builtin_expect(type >= 0, 1) && tofutex__mutex_lock_fast(t, tid, &word)) {
-		if (tofutex__mutex_usable(t))
-			return tfx_locked(m, type, tid);
-	} else if (word == tid && tid && tfx_owner_kept(type)) {
-		/* Ours with no waiter: the nested lock of a RECURSIVE one. */
-		return tfx_relock(m, type);
+	if (__builtin_expect(type >= 0, 1)) {
+		TFX_PROBE(mutex_entry, m);
+		if (tofutex__mutex_lock_fast(t, tid, &word)) {
+			if (__builtin_expect(tofutex__mutex_usable(t) && !tfx_prof(), 1)) {
+				tfx_locked(m, type, tid);
+				TFX_PROBE(mutex_acquired, m);
+				return 0;
+			}
+		} else if (word == tid && tid && tfx_owner_kept(type)) {
+			/* Ours with no waiter: the nested lock of a RECURSIVE one. */
+			return tfx_relock(m, type);
+		}
 	}
 	return tfx_lock_rest(m, type, tid, word);
 }
@@ -308,19 +367,29 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 			    const struct timespec *abstime)
 {
 	int type = tfx_mutex_type(m);
+	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
-	return tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
+	TFX_PROBE(mutex_clocklock_entry, m, clockid, abstime);
+	err = tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
+	if (!err)
+		TFX_PROBE(mutex_timedlock_acquired, m);
+	return err;
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
 	int type = tfx_mutex_type(m);
+	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_timedlock(m, abstime);
-	return tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
+	TFX_PROBE(mutex_timedlock_entry, m, abstime);
+	err = tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
+	if (!err)
+		TFX_PROBE(mutex_timedlock_acquired, m);
+	return err;
 }
 
 /*
@@ -342,6 +411,8 @@ static __attribute__((noinline)) int tfx_trylock_rest(pthread_mutex_t *m, int ty
 	tid = (uint32_t)tofutex__tid();
 	switch (err) {
 	case 0:
+		if (tfx_prof())
+			tfx_prof_locked(m, true);
 		return tfx_locked(m, type, tid);
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mine(m, type, tid))
@@ -366,7 +437,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	uint32_t tid = (uint32_t)tofutex__tid_known(), word = 0;
 
 	if (__builtin_expect(type >= 0, 1) && tofutex__mutex_lock_fast(t, tid, &word) &&
-	    tofutex__mutex_usable(t))
+	    __builtin_expect(tofutex__mutex_usable(t) && !tfx_prof(), 1))
 		return tfx_locked(m, type, tid);
 	return tfx_trylock_rest(m, type, tid, word);
 }
@@ -433,16 +504,23 @@ static __attribute__((noinline)) int tfx_unlock_rest(pthread_mutex_t *m, int typ
 	if (!tried) {
 		if (tfx_owner_kept(type) && !tfx_mine(m, type, tid))
 			return EPERM;
-		if ((tfx_owner_kept(type) && tfx_unlock_owner(m, type)) ||
-		    tofutex__mutex_unlock_fast(t, tid, &word))
+		if (tfx_owner_kept(type) && tfx_unlock_owner(m, type))
 			return 0;
+		if (tfx_prof())
+			tfx_prof_unlock(m);
+		if (tofutex__mutex_unlock_fast(t, tid, &word)) {
+			TFX_PROBE(mutex_release, m);
+			return 0;
+		}
 	}
 	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
 		tfx_mutex_unglibc(m);
 	err = tofutex__mutex_unlock_rest(t, tid, word);
 	if (err == EPERM && (type == PTHREAD_MUTEX_NORMAL ||
 			     type == PTHREAD_MUTEX_ADAPTIVE_NP))
-		return tfx_unlock_any(m);
+		err = tfx_unlock_any(m);
+	if (!err)
+		TFX_PROBE(mutex_release, m);
 	return err;
 }
 
@@ -453,7 +531,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	int type = tfx_mutex_type(m);
 	uint32_t tid = (uint32_t)tofutex__tid_known(), word;
 
-	if (__builtin_expect(type < 0 || !tid, 0))
+	if (__builtin_expect(type < 0 || !tid, 0) || tfx_prof())
 		return tfx_unlock_rest(m, type, tid, 0, false);
 	if (tfx_owner_kept(type)) {
 		if (!tfx_owner_is(m, type, tid))
@@ -461,8 +539,10 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 		if (tfx_unlock_owner(m, type))
 			return 0;
 	}
-	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1))
+	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1)) {
+		TFX_PROBE(mutex_release, m);
 		return 0;
+	}
 	return tfx_unlock_rest(m, type, tid, word, true);
 }
 

@@ -62,7 +62,8 @@
  * destroy writes nothing; every pthread_rwlock_* function is interposed.
  *
  * No path allocates: the state is in the objects, the real glibc
- * functions are looked up once when the library is loaded.
+ * functions are looked up once when the library is loaded (the report
+ * of TOFUTEX_PROFILE, profile.c, allocates at exit).
  */
 #ifndef TOFUTEX_PTHREAD_PRELOAD_H
 #define TOFUTEX_PTHREAD_PRELOAD_H
@@ -70,6 +71,8 @@
 #include <pthread.h>
 
 #include "../mutex.h"
+#include "probe.h"
+#include "profile.h"
 #include "stats.h"
 
 /* glibc's functions, for the objects that stay glibc's (real.c). */

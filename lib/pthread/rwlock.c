@@ -95,6 +95,17 @@ static int tfx_rw_stall(pthread_rwlock_t *rw, clockid_t clockid,
 }
 
 /*
+ * TOFUTEX_PROFILE: is @t held against a lock for writing (@write) or
+ * reading, as the lock begins? Then the lock counts as contended.
+ */
+static bool tfx_rw_held(tofutex_rwlock_t *t, bool write)
+{
+	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+
+	return write ? word != 0 : word && !(word & TOFUTEX_RW_SHARED);
+}
+
+/*
  * Lock our @rw of @kind, for writing when @write, by @abstime on
  * @clockid (NULL: no deadline, @clockid not looked at), which libtofutex
  * checks first (EINVAL) as glibc does.
@@ -103,6 +114,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		       clockid_t clockid, const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
+	uint64_t t0 = tfx_prof() ? tfx_prof_now() : 0;
+	bool held = t0 && tfx_rw_held(t, write);
 	int err;
 
 	if (!abstime)
@@ -121,6 +134,10 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);
 	} while (err == TFX_RW_AGAIN);
+	if (held)
+		tfx_prof_waited(rw, TFX_PROF_RWLOCK, write, t0, err);
+	else if (t0 && !err)
+		tfx_prof_locked(rw, write);
 	return err;
 }
 
@@ -142,6 +159,7 @@ int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 	 * tst-rwlock6 destroys a write-locked one and expects 0); ours
 	 * answers the same instead of tofutex_rwlock_destroy()'s EBUSY.
 	 */
+	TFX_PROBE(rwlock_destroy, rw);
 	(void)tofutex_rwlock_destroy(tfx_rwlock(rw));
 	return 0;
 }
@@ -149,10 +167,14 @@ int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_rdlock(rw);
-	return tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
+	TFX_PROBE(rdlock_entry, rw);
+	err = tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
+	TFX_PROBE(rdlock_acquire_read, rw);
+	return err;
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw,
@@ -180,21 +202,30 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clockid,
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_tryrdlock(rw);
 	if (tfx_rw_joins(kind))
-		return tofutex__rwlock_join_tryrdlock(tfx_rwlock(rw));
-	return tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
+		err = tofutex__rwlock_join_tryrdlock(tfx_rwlock(rw));
+	else
+		err = tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
+	if (tfx_prof() && !err)
+		tfx_prof_locked(rw, false);
+	return err;
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
+	int err;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_wrlock(rw);
-	return tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
+	TFX_PROBE(wrlock_entry, rw);
+	err = tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
+	TFX_PROBE(wrlock_acquire_write, rw);
+	return err;
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw,
@@ -221,14 +252,22 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clockid,
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
+	int err;
+
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_trywrlock(rw);
-	return tofutex_rwlock_trywrlock(tfx_rwlock(rw));
+	err = tofutex_rwlock_trywrlock(tfx_rwlock(rw));
+	if (tfx_prof() && !err)
+		tfx_prof_locked(rw, true);
+	return err;
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_unlock(rw);
+	TFX_PROBE(rwlock_unlock, rw);
+	if (tfx_prof())
+		tfx_prof_unlock(rw);
 	return tofutex_rwlock_unlock(tfx_rwlock(rw));
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tofutex-run [--] CMD [ARGS...] - run a program with its pthread mutexes,
- * condition variables and reader/writer locks on tofutex: exec CMD with
- * libtofutex-pthread.so first in LD_PRELOAD. See tofutex-run(1).
+ * tofutex-run [--profile[=FILE]] [--] CMD [ARGS...] - run a program with
+ * its pthread mutexes, condition variables and reader/writer locks on
+ * tofutex: exec CMD with libtofutex-pthread.so first in LD_PRELOAD (and
+ * TOFUTEX_PROFILE set for --profile). See tofutex-run(1).
  *
  * The library is looked for, in this order: TOFUTEX_RUN_LIBRARY; relative
  * to this program's own location, at the path from the install's BINDIR
@@ -189,10 +190,15 @@ static const char *find_library(char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--] CMD [ARGS...]\n"
+		"usage: %s [--profile[=FILE]] [--] CMD [ARGS...]\n"
 		"       %s --help | --version\n"
 		"Runs CMD with its pthread mutexes, condition variables and reader/writer\n"
 		"locks on tofutex (LD_PRELOAD=%s).\n"
+		"  --profile[=FILE]        each process that locked something prints, at exit,\n"
+		"                          its most waited-on locks (to stderr, or appended to\n"
+		"                          FILE: one JSON object a line if FILE ends in .json);\n"
+		"                          sets TOFUTEX_PROFILE=FILE (1: stderr)\n"
+		"  TOFUTEX_PROFILE_TOP=N   ... the N most waited-on (default 10, 0: all)\n"
 		"  TOFUTEX_RUN_STATS=1     each process that locked something prints its lock\n"
 		"                          statistics at exit (=all: every process)\n"
 		"  TOFUTEX_RUN_STATS=FILE  ... appends them to FILE instead\n"
@@ -200,6 +206,30 @@ static void usage(FILE *f)
 		"  TOFUTEX_RUN_LIBRARY=SO  preload this library\n"
 		"See tofutex-run(1).\n",
 		prog, prog, TOFUTEX_RUN_SONAME);
+}
+
+/*
+ * --profile[=FILE] (@arg): TOFUTEX_PROFILE for the library (profile.c),
+ * FILE made absolute so that a CMD that changes directory, and its
+ * children, append to the same file. 0 when set.
+ */
+static int set_profile(const char *arg)
+{
+	const char *file = arg[9] == '=' ? arg + 10 : "1";
+	char abs[PATH_MAX], cwd[PATH_MAX];
+
+	if (!*file) {
+		fprintf(stderr, "%s: --profile= wants a file name\n", prog);
+		return -1;
+	}
+	if (strcmp(file, "1") && file[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
+	    snprintf(abs, sizeof(abs), "%s/%s", cwd, file) < (int)sizeof(abs))
+		file = abs;
+	if (setenv("TOFUTEX_PROFILE", file, 1)) {
+		perror(prog);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -217,11 +247,17 @@ int main(int argc, char **argv)
 		printf("tofutex-run (tofutex) %s\n", TOFUTEX_VERSION_STRING);
 		return 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
-	else if (argc > 1 && argv[1][0] == '-') {
+	if (argc > first && (!strcmp(argv[first], "--profile") ||
+			     !strncmp(argv[first], "--profile=", 10))) {
+		if (set_profile(argv[first]))
+			return 2;
+		first++;
+	}
+	if (argc > first && !strcmp(argv[first], "--"))
+		first++;
+	else if (argc > first && argv[first][0] == '-') {
 		fprintf(stderr, "%s: unknown option %s (a command whose name starts with '-' goes after --)\n",
-			prog, argv[1]);
+			prog, argv[first]);
 		usage(stderr);
 		return 2;
 	}

@@ -572,9 +572,10 @@ native_one() {
 		sed "s/^/@@DETAIL $name /" >>"$results" || true
 }
 
-# native: the library suites, and the pthread preload's under tofutex-run,
-# on this machine's real CPUs, futex backend; then (check, check-glibc)
-# glibc's own tests.
+# native: the library suites, and the pthread preload's under tofutex-run
+# (its mutex, condition variable and rwlock suites again with
+# TOFUTEX_PROFILE on: @profile), on this machine's real CPUs, futex
+# backend; then (check, check-glibc) glibc's own tests.
 native() {
 	local label results=$top/build/native/results.txt
 	local bin parsed
@@ -590,6 +591,16 @@ native() {
 		done
 		for bin in $(preload_test_bins); do
 			native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
+		done
+		# The locks' semantics with the contention report on.
+		for bin in $(preload_test_bins); do
+			case ${bin##*/} in
+			test_pthread_mutex | test_pthread_cond | test_pthread_rwlock) ;;
+			*) continue ;;
+			esac
+			native_one "${bin##*/}@profile" env \
+				TOFUTEX_PROFILE="$top/build/native/profile.txt" \
+				"$top/build/bin/tofutex-run" "$bin"
 		done
 	fi
 	if [ "$mode" != check-native ] && glibc_wanted; then

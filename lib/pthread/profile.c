@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - TOFUTEX_PROFILE (tofutex-run --profile): which
+ * locks a process waited on, printed at exit, most waited-on first:
+ *
+ *   tofutex-run: profile of prog[123]: 3 contended locks and condition
+ *   variables; waiting on locks 0.430 s, ... locks 74.3%
+ *     # kind    address  locked contended changes  wait ms  mean us ...
+ *     1 mutex  0x5555..  1739452     3156    4562  419.767    133.0 ...
+ *
+ * (one line each; tofutex-run(1) explains the columns). The hooks
+ * (profile.h) feed one table of records, one per lock address, created
+ * the first time a lock of ours is waited on: a lock never contended
+ * costs a bit test per lock and unlock (tfx_prof_bloom, profile.h) and
+ * is not reported. From its creation on a record counts every lock (the
+ * one held when it was first contended included), the waits and their
+ * time, owner changes, and the holds of the exclusive owners (mutexes,
+ * rwlock writers). Whether a lock waited is the failed compare-and-swap
+ * of pthread_mutex_lock(); for the timed locks and the rwlocks, whether
+ * the word was held as the lock began (mutex.c, rwlock.c), which leaves
+ * the locks' own paths as they are without the report. A condition
+ * variable's record counts its waits (locked and contended alike) and
+ * their time, waiting for an event rather than for a lock: reported,
+ * but left out of the lock-wait share.
+ *
+ * The table: TFX_PROF_SLOTS records in an anonymous mapping made at
+ * start when the report is on, open addressing keyed by the lock's
+ * address, lock-free: a slot is claimed once by a compare-and-swap of
+ * its key from 0 and never freed, so a lookup that meets a free slot
+ * knows the key is absent; at most TFX_PROF_PROBES slots are probed,
+ * past that a lock goes unrecorded and the report says how many did.
+ * Counters are relaxed atomics, updated without a locked instruction by
+ * an exclusive holder (the lock orders those; a timed-out waiter's or a
+ * reader's updates are atomic read-modify-writes, and a timed-out
+ * waiter's may so lose one count against a holder's). The report is
+ * read at exit, once the program's own threads are expected to be done
+ * (a thread still running may be counted or not). A lock destroyed and
+ * another made at its address share a record. The child of fork()
+ * starts with an empty table (the pages are dropped, not copied).
+ *
+ * Where the report goes: TOFUTEX_PROFILE=1, the table on standard error
+ * as it was at start (a duplicate, as stats.c keeps); =FILE, appended to
+ * FILE, as one JSON object on one line when FILE ends in ".json", else as
+ * the table; each process that locked something of ours writes one
+ * report with one write(2). TOFUTEX_PROFILE_TOP=N: the N locks with the
+ * most wait (default 10, 0: all). Read with secure_getenv().
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile.h"
+
+#define TFX_PROF_SLOTS	8192u		/* a power of two */
+#define TFX_PROF_PROBES	64u
+#define TFX_PROF_FRAMES	12		/* raw frames kept; ours are skipped */
+#define TFX_PROF_SHOWN	4		/* frames shown per lock */
+
+struct tfx_prof_rec {
+	uintptr_t key;		/* the lock's address; 0: free slot */
+	uint32_t kind;		/* enum tfx_prof_kind, set by the creator */
+	uint32_t last_tid;	/* the last exclusive owner */
+	uint64_t locked, contended, changes;
+	uint64_t wait_ns, wait_max;
+	uint64_t holds, hold_ns, hold_max;
+	uint64_t since;		/* the exclusive owner's acquire; 0: none */
+	int nframes;
+	void *frames[TFX_PROF_FRAMES];
+};
+
+bool tfx_prof_on;
+uint64_t tfx_prof_bloom[TFX_PROF_BLOOM_BITS / 64];
+static struct tfx_prof_rec *tfx_prof_tab;
+static uint64_t tfx_prof_dropped;	/* contended locks left unrecorded */
+static int tfx_prof_fd = -1;
+static bool tfx_prof_json;
+static unsigned int tfx_prof_top = 10;
+
+uint64_t tfx_prof_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * TOFUTEX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static inline void tfx_prof_add(uint64_t *counter, uint64_t v)
+{
+	__atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+}
+
+/*
+ * The same, by the exclusive holder of the record's lock: the lock
+ * orders the holders' updates, so no locked instruction is needed (one
+ * would be paid on every lock of a contended mutex, by two CPUs at once).
+ */
+static inline void tfx_prof_add_held(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+/* Raise *@max to @v; each failed exchange saw a larger value: bounded. */
+static void tfx_prof_max(uint64_t *max, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(max, __ATOMIC_RELAXED);
+
+	while (v > cur && !__atomic_compare_exchange_n(max, &cur, v, true,
+						       __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+/* tfx_prof_max() by the exclusive holder. */
+static inline void tfx_prof_max_held(uint64_t *max, uint64_t v)
+{
+	if (v > __atomic_load_n(max, __ATOMIC_RELAXED))
+		__atomic_store_n(max, v, __ATOMIC_RELAXED);
+}
+
+/* @lock has a record now: its bit for tfx_prof_maybe() (profile.h). */
+static void tfx_prof_mark(const void *lock)
+{
+	uint32_t h = tfx_prof_hash(lock) % TFX_PROF_BLOOM_BITS;
+
+	__atomic_fetch_or(&tfx_prof_bloom[h / 64], 1ull << (h % 64),
+			  __ATOMIC_RELAXED);
+}
+
+/*
+ * The record of @lock, or NULL; with @create, claimed when absent
+ * (*@created then true) unless the probes run out.
+ */
+static struct tfx_prof_rec *tfx_prof_find(const void *lock, bool create,
+					  bool *created)
+{
+	uintptr_t key = (uintptr_t)lock, seen;
+	size_t i = tfx_prof_hash(lock);
+	struct tfx_prof_rec *r;
+	unsigned int n;
+
+	for (n = 0; n < TFX_PROF_PROBES; n++, i++) {
+		r = &tfx_prof_tab[i & (TFX_PROF_SLOTS - 1)];
+		seen = __atomic_load_n(&r->key, __ATOMIC_ACQUIRE);
+		if (seen == key)
+			return r;
+		if (seen)
+			continue;
+		if (!create)
+			return NULL;
+		if (__atomic_compare_exchange_n(&r->key, &seen, key, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			*created = true;
+			tfx_prof_mark(lock);
+			return r;
+		}
+		if (seen == key)
+			return r;
+	}
+	if (create)
+		tfx_prof_add(&tfx_prof_dropped, 1);
+	return NULL;
+}
+
+/* @r was taken at @now; @exclusive: by one owner, whose hold is timed. */
+static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
+			      uint64_t now)
+{
+	uint32_t tid, last;
+
+	if (!exclusive) {
+		tfx_prof_add(&r->locked, 1);
+		return;
+	}
+	tfx_prof_add_held(&r->locked, 1);
+	tid = (uint32_t)tofutex__tid();
+	last = __atomic_load_n(&r->last_tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->last_tid, tid, __ATOMIC_RELAXED);
+	if (last && last != tid)
+		tfx_prof_add_held(&r->changes, 1);
+	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
+}
+
+void tfx_prof_locked_rec(const void *lock, bool exclusive)
+{
+	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
+
+	if (r)
+		tfx_prof_acquired(r, exclusive, exclusive ? tfx_prof_now() : 0);
+}
+
+void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
+		     uint64_t t0, int err)
+{
+	uint64_t now = tfx_prof_now(), waited = now - t0;
+	bool created = false;
+	struct tfx_prof_rec *r = tfx_prof_find(lock, true, &created);
+
+	if (!r)
+		return;
+	if (created) {
+		r->kind = kind;
+		r->nframes = backtrace(r->frames, TFX_PROF_FRAMES);
+		/* The lock its holder took: counted as any later one. */
+		if (kind != TFX_PROF_COND)
+			tfx_prof_add(&r->locked, 1);
+	}
+	if (exclusive && !err) {
+		tfx_prof_add_held(&r->contended, 1);
+		tfx_prof_add_held(&r->wait_ns, waited);
+		tfx_prof_max_held(&r->wait_max, waited);
+	} else {
+		tfx_prof_add(&r->contended, 1);
+		tfx_prof_add(&r->wait_ns, waited);
+		tfx_prof_max(&r->wait_max, waited);
+	}
+	if (kind == TFX_PROF_COND)
+		tfx_prof_add(&r->locked, 1);
+	else if (!err)
+		tfx_prof_acquired(r, exclusive, now);
+}
+
+void tfx_prof_unlock_rec(const void *lock)
+{
+	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
+	uint64_t since, held;
+
+	if (!r)
+		return;
+	since = __atomic_load_n(&r->since, __ATOMIC_RELAXED);
+	if (!since)
+		return;
+	__atomic_store_n(&r->since, 0, __ATOMIC_RELAXED);
+	held = tfx_prof_now() - since;
+	tfx_prof_add_held(&r->holds, 1);
+	tfx_prof_add_held(&r->hold_ns, held);
+	tfx_prof_max_held(&r->hold_max, held);
+}
+
+static const char *const tfx_prof_kinds[] = {
+	[TFX_PROF_MUTEX] = "mutex",
+	[TFX_PROF_RWLOCK] = "rwlock",
+	[TFX_PROF_COND] = "cond",
+};
+
+/* The process's totals, the report's first line. */
+struct tfx_prof_sum {
+	uint64_t lock_wait, cond_wait, cpu, thread;
+	size_t n;			/* records */
+};
+
+/* A record and its total wait as read once (a thread may still run). */
+struct tfx_prof_ent {
+	uint64_t wait;
+	struct tfx_prof_rec *r;
+};
+
+static int tfx_prof_cmp(const void *a, const void *b)
+{
+	const struct tfx_prof_ent *x = a, *y = b;
+
+	return (x->wait < y->wait) - (x->wait > y->wait);
+}
+
+/* The records, most waited-on first (malloc()ed), and the totals. */
+static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
+{
+	struct tfx_prof_ent *v = malloc(TFX_PROF_SLOTS * sizeof(*v));
+	struct rusage ru;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (!v)
+		return NULL;
+	for (i = 0; i < TFX_PROF_SLOTS; i++) {
+		struct tfx_prof_rec *r = &tfx_prof_tab[i];
+		uint64_t wait;
+
+		if (!__atomic_load_n(&r->key, __ATOMIC_ACQUIRE))
+			continue;
+		wait = __atomic_load_n(&r->wait_ns, __ATOMIC_RELAXED);
+		v[s->n++] = (struct tfx_prof_ent){ .wait = wait, .r = r };
+		if (r->kind == TFX_PROF_COND)
+			s->cond_wait += wait;
+		else
+			s->lock_wait += wait;
+	}
+	qsort(v, s->n, sizeof(*v), tfx_prof_cmp);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		s->cpu = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+			 TOFUTEX_NSEC_PER_SEC +
+			 ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000;
+	s->thread = s->cpu + s->lock_wait + s->cond_wait;
+	return v;
+}
+
+/*
+ * Frame @pc as BINARY:FUNCTION+0xOFF, or BINARY+0xOFF without a dynamic
+ * symbol, into @buf; false for a frame of this library.
+ */
+static bool tfx_prof_frame(void *pc, char *buf, size_t len)
+{
+	Dl_info di, self;
+	const char *bin;
+
+	/* A return address: its call is the byte before. */
+	if (!dladdr((char *)pc - 1, &di) || !di.dli_fname) {
+		snprintf(buf, len, "%p", pc);
+		return true;
+	}
+	if (dladdr((void *)tfx_prof_frame, &self) &&
+	    di.dli_fbase == self.dli_fbase)
+		return false;
+	bin = strrchr(di.dli_fname, '/');
+	bin = bin ? bin + 1 : di.dli_fname;
+	if (!*bin)
+		bin = program_invocation_short_name;
+	if (di.dli_sname)
+		snprintf(buf, len, "%s:%s+0x%tx", bin, di.dli_sname,
+			 (char *)pc - (char *)di.dli_saddr);
+	else
+		snprintf(buf, len, "%s+0x%tx", bin,
+			 (char *)pc - (char *)di.dli_fbase);
+	return true;
+}
+
+/* @s as a JSON string (names of files and symbols). */
+static void tfx_prof_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned int)(unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Where @r was first contended: up to TFX_PROF_SHOWN frames. */
+static void tfx_prof_frames(FILE *f, const struct tfx_prof_rec *r)
+{
+	char buf[512];
+	int i, shown = 0;
+
+	for (i = 0; i < r->nframes && shown < TFX_PROF_SHOWN; i++) {
+		if (!tfx_prof_frame(r->frames[i], buf, sizeof(buf)))
+			continue;
+		if (tfx_prof_json) {
+			fputs(shown ? ", " : "", f);
+			tfx_prof_json_str(f, buf);
+		} else {
+			fprintf(f, "%s%s", shown ? " < " : "", buf);
+		}
+		shown++;
+	}
+}
+
+static uint64_t tfx_prof_div(uint64_t a, uint64_t b)
+{
+	return b ? a / b : 0;
+}
+
+static double tfx_prof_share(const struct tfx_prof_sum *s)
+{
+	return s->thread ? (double)s->lock_wait / (double)s->thread : 0;
+}
+
+static void tfx_prof_json_rec(FILE *f, const struct tfx_prof_rec *r, size_t rank)
+{
+	fprintf(f, "%s{\"rank\": %zu, \"kind\": \"%s\", \"address\": \"%#" PRIxPTR "\", "
+		"\"locked\": %" PRIu64 ", \"contended\": %" PRIu64 ", "
+		"\"owner_changes\": %" PRIu64 ", \"wait_ns\": %" PRIu64 ", "
+		"\"wait_mean_ns\": %" PRIu64 ", \"wait_max_ns\": %" PRIu64 ", "
+		"\"holds\": %" PRIu64 ", \"hold_mean_ns\": %" PRIu64 ", "
+		"\"hold_max_ns\": %" PRIu64 ", \"first_contended\": [",
+		rank > 1 ? ", " : "", rank, tfx_prof_kinds[r->kind], r->key,
+		r->locked, r->contended, r->changes, r->wait_ns,
+		tfx_prof_div(r->wait_ns, r->contended), r->wait_max, r->holds,
+		tfx_prof_div(r->hold_ns, r->holds), r->hold_max);
+	tfx_prof_frames(f, r);
+	fputs("]}", f);
+}
+
+static void tfx_prof_table_rec(FILE *f, const struct tfx_prof_rec *r, size_t rank)
+{
+	fprintf(f, "%3zu %-6s %#14" PRIxPTR " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
+		" %10.3f %9.1f %9.1f %8.1f %9.1f  ",
+		rank, tfx_prof_kinds[r->kind], r->key, r->locked, r->contended,
+		r->changes, (double)r->wait_ns / 1e6,
+		(double)tfx_prof_div(r->wait_ns, r->contended) / 1e3,
+		(double)r->wait_max / 1e3,
+		(double)tfx_prof_div(r->hold_ns, r->holds) / 1e3,
+		(double)r->hold_max / 1e3);
+	tfx_prof_frames(f, r);
+	fputc('\n', f);
+}
+
+static void tfx_prof_head(FILE *f, const struct tfx_prof_sum *s, size_t shown)
+{
+	uint64_t dropped = __atomic_load_n(&tfx_prof_dropped, __ATOMIC_RELAXED);
+
+	if (tfx_prof_json) {
+		fprintf(f, "{\"program\": ");
+		tfx_prof_json_str(f, program_invocation_short_name);
+		fprintf(f, ", \"pid\": %d, \"contended_locks\": %zu, "
+			"\"unrecorded\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", "
+			"\"lock_wait_ns\": %" PRIu64 ", \"cond_wait_ns\": %" PRIu64
+			", \"thread_ns\": %" PRIu64 ", \"lock_wait_share\": %.4f, "
+			"\"locks\": [",
+			(int)getpid(), s->n, dropped, s->cpu, s->lock_wait,
+			s->cond_wait, s->thread, tfx_prof_share(s));
+		return;
+	}
+	fprintf(f, "tofutex-run: profile of %s[%d]: %zu contended locks and condition variables",
+		program_invocation_short_name, (int)getpid(), s->n);
+	if (dropped)
+		fprintf(f, " (%" PRIu64 " waits on locks not recorded: table full)",
+			dropped);
+	fprintf(f, "; waiting on locks %.3f s, on condition variables %.3f s, of %.3f s thread time (CPU + waits): locks %.1f%%\n",
+		(double)s->lock_wait / 1e9, (double)s->cond_wait / 1e9,
+		(double)s->thread / 1e9, 100 * tfx_prof_share(s));
+	if (shown)
+		fprintf(f, "  # kind          address    locked contended  changes    wait ms   mean us    max us  hold us    max us  first contended at (%zu of %zu, most wait first)\n",
+			shown, s->n);
+}
+
+static void tfx_prof_print(void)
+{
+	struct tfx_prof_sum s;
+	struct tfx_prof_ent *v;
+	char *buf = NULL;
+	size_t i, len = 0, shown;
+	FILE *f;
+
+	if (!__atomic_load_n(&tofutex__tid_used, __ATOMIC_RELAXED))
+		return;
+	v = tfx_prof_sorted(&s);
+	f = v ? open_memstream(&buf, &len) : NULL;
+	if (!f) {
+		free(v);
+		return;
+	}
+	shown = tfx_prof_top && tfx_prof_top < s.n ? tfx_prof_top : s.n;
+	tfx_prof_head(f, &s, shown);
+	for (i = 0; i < shown; i++) {
+		if (tfx_prof_json)
+			tfx_prof_json_rec(f, v[i].r, i + 1);
+		else
+			tfx_prof_table_rec(f, v[i].r, i + 1);
+	}
+	if (tfx_prof_json)
+		fputs("]}\n", f);
+	if (!fclose(f))
+		(void)!write(tfx_prof_fd, buf, len);
+	free(buf);
+	free(v);
+}
+
+/* fork(): the child's locks are its own, counted from nothing. */
+static void tfx_prof_child(void)
+{
+	(void)madvise(tfx_prof_tab, TFX_PROF_SLOTS * sizeof(*tfx_prof_tab),
+		      MADV_DONTNEED);
+	memset(tfx_prof_bloom, 0, sizeof(tfx_prof_bloom));
+	tfx_prof_dropped = 0;
+}
+
+/* Where the report goes, from TOFUTEX_PROFILE's value @env. */
+static int tfx_prof_open(const char *env)
+{
+	size_t n = strlen(env);
+
+	if (!strcmp(env, "1"))
+		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	tfx_prof_json = n > 5 && !strcmp(env + n - 5, ".json");
+	return open(env, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+		    0644);
+}
+
+__attribute__((constructor)) static void tfx_prof_start(void)
+{
+	const char *env = secure_getenv("TOFUTEX_PROFILE");
+	const char *top = secure_getenv("TOFUTEX_PROFILE_TOP");
+	void *warm[2];
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	if (top && *top)
+		tfx_prof_top = (unsigned int)strtoul(top, NULL, 10);
+	tfx_prof_fd = tfx_prof_open(env);
+	if (tfx_prof_fd < 0) {
+		fprintf(stderr, "tofutex-run: TOFUTEX_PROFILE=%s: %s; no profile\n",
+			env, strerror(errno));
+		return;
+	}
+	tfx_prof_tab = mmap(NULL, TFX_PROF_SLOTS * sizeof(*tfx_prof_tab),
+			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+	if (tfx_prof_tab == MAP_FAILED) {
+		fprintf(stderr, "tofutex-run: TOFUTEX_PROFILE: %s; no profile\n",
+			strerror(errno));
+		return;
+	}
+	/*
+	 * backtrace() loads libgcc's unwinder on its first call: do that
+	 * here, not inside a contended lock.
+	 */
+	(void)backtrace(warm, 2);
+	pthread_atfork(NULL, NULL, tfx_prof_child);
+	atexit(tfx_prof_print);
+	__atomic_store_n(&tfx_prof_on, true, __ATOMIC_RELEASE);
+}
