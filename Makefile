@@ -90,6 +90,10 @@ PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
 PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
+# bench/drivers/*.c: programs the real-program tables run stock and under
+# tofutex-run, so dynamically linked (the preload must reach them).
+DRIVER_SRCS := $(wildcard bench/drivers/*.c)
+DRIVER_BINS := $(DRIVER_SRCS:bench/drivers/%.c=build/bench/drivers/%)
 
 UAPI_LINK := build/include/tofutex/uapi.h
 
@@ -107,7 +111,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native check-glibc glibc-tests bench-native check-matrix \
+	check-native check-glibc glibc-tests bench-native check-matrix lockbound-bins bench-lockcost \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -225,6 +229,14 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
+# The drivers (libtofutex linked in statically for lockcost's
+# tofutex_mutex_* calls); sqlite-threads needs Debian's libsqlite3-dev
+# (tests/deps.sh native).
+lockbound-bins: $(DRIVER_BINS)
+build/bench/drivers/%: bench/drivers/%.c $(LIB_A) | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lsqlite3 -lpthread
+
 # A benchmark that outgrew one file keeps its other parts in bench/<name>/
 # (*.c compiled into it, *.h its own headers).
 .SECONDEXPANSION:
@@ -235,7 +247,7 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
 	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
-	build/tests/obj/*.d build/bench/bin/*.d)
+	build/tests/obj/*.d build/bench/bin/*.d build/bench/drivers/*.d)
 
 # --- running ---------------------------------------------------------------
 # The full dependency step runs first and alone (two apt-gets at once would
@@ -346,6 +358,7 @@ check-debug:
 
 bench:
 	@tests/deps.sh all
+	$(if $(filter 0,$(PROGRAMS) $(LOCKBOUND)),,+$(MAKE) lockbound-bins)
 	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
 		$(RUN) bench $(KVERS)
 
@@ -386,13 +399,17 @@ check-glibc:
 # bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
-# (bench/programs-native.sh, NATIVE_ROUNDS rounds); profile, the
-# contention report's cost off and on (bench/profile-cost.sh, not by
-# default). NATIVE_BENCHES chooses among bench_cond, bench_rwlock,
-# bench_lock, programs and profile. Raw output and tables in
-# build/bench/native/.
-NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds), then the lock-bound
+# programs the same way (programs-native.sh -l: RocksDB, Kyoto Cabinet,
+# SQLite, memcached); profile, the contention report's cost off and on
+# (bench/profile-cost.sh, not by default). NATIVE_BENCHES chooses among
+# bench_cond, bench_rwlock, bench_lock, programs, lockbound and profile.
+# BUSY=1 runs the two program tables again with as many busy-looping
+# processes as CPUs beside them (reported separately). Raw output and
+# tables in build/bench/native/.
+NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs lockbound
 NATIVE_ROUNDS ?= 5
+BUSY ?= 0
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 		build/bench/bin/bench_rwlock build/bench/bin/profile-loop $(RUN_BIN) \
@@ -410,6 +427,19 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter profile,$(NATIVE_BENCHES)),bench/profile-cost.sh)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
+	$(if $(filter programs,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -b -r $(NATIVE_ROUNDS)))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(MAKE) lockbound-bins)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),bench/programs-native.sh -l -r $(NATIVE_ROUNDS))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -l -b -r $(NATIVE_ROUNDS)))
+
+# Instructions per uncontended lock operation, glibc's against tofutex-run's
+# and libtofutex's own, counted by callgrind (bench/lockcost.sh): a table
+# in build/bench/native/lockcost.md with the target (<= glibc's) per row.
+bench-lockcost: $(RUN_BIN) $(PRELOAD_SO)
+	@tests/deps.sh native
+	$(MAKE) lockbound-bins
+	bench/lockcost.sh
 
 # bench/profile-cost.sh's lock loop: dynamically linked, for tofutex-run.
 build/bench/bin/profile-loop: bench/profile/loop.c
@@ -562,7 +592,10 @@ help:
 	@echo '                       (about 9 min per kernel)'
 	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this'
 	@echo '                       host, futex backend (about 5 min, the programs 2 of them;'
-	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS)'
+	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS), then the lock-bound programs'
+	@echo '                       (RocksDB, Kyoto Cabinet, SQLite, memcached: 6 min; BUSY=1'
+	@echo '                       repeats both program tables beside busy loops)'
+	@echo '  make bench-lockcost  instructions per uncontended lock operation against glibc'"'"'s (callgrind)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
@@ -587,10 +620,12 @@ help:
 	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
+	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
+	@echo '  BUSY=1               bench-native: the program tables again beside one busy loop per CPU'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'

@@ -64,10 +64,19 @@ TOFUTEX_HIDDEN void tofutex__tid_forget(void);
 /* tid.c: getpid(), cached; forgotten in the child of fork(). */
 TOFUTEX_HIDDEN pid_t tofutex__pid(void);
 
+/*
+ * The calling thread's TID if it is known yet, else 0: for a fast path
+ * that hands a 0 to its out-of-line rest, which calls tofutex__tid().
+ */
+static inline pid_t tofutex__tid_known(void)
+{
+	return tofutex__self.tid;
+}
+
 /* The calling thread's TID, or 0 when the library cannot work (ENOMEM). */
 static inline pid_t tofutex__tid(void)
 {
-	pid_t tid = tofutex__self.tid;
+	pid_t tid = tofutex__tid_known();
 
 	if (__builtin_expect(tid == 0, 0))
 		tid = tofutex__tid_slow();
