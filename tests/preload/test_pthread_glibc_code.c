@@ -82,6 +82,17 @@ static void *plugin_open(const char *name, int mode)
 	return h;
 }
 
+/* libpthread.so.0's handle (a stub of libc.so.6's), or libc.so.6's. */
+static void *glibc_handle(void)
+{
+	void *h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h, "%s", dlerror());
+	return h;
+}
+
 /* The lock and unlock a program gets the way @w. */
 static struct way way_get(int w)
 {
@@ -98,11 +109,7 @@ static struct way way_get(int w)
 					    "GLIBC_2.2.5");
 		break;
 	case W_DLSYM:
-		/* libpthread.so.0 is a stub of libc.so.6's; either will do. */
-		h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
-		ck_assert_msg(h, "%s", dlerror());
+		h = glibc_handle();
 		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
 		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
 		ck_assert(f.lock && !is_preloads((void *)f.lock));
@@ -389,17 +396,6 @@ END_TEST
 
 /* Interposed on x86-64 alone (lib/pthread/dlsym.c). */
 #if defined(__x86_64__)
-
-/* libpthread.so.0's handle (a stub of libc.so.6's), or libc.so.6's. */
-static void *glibc_handle(void)
-{
-	void *h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h)
-		h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
-	ck_assert_msg(h, "%s", dlerror());
-	return h;
-}
 
 /* Every rwlock function, by each name and version, is the preload's. */
 START_TEST(test_dlsym_rwlock_is_the_preloads)
