@@ -61,9 +61,10 @@
  * All zero after pthread_rwlock_init() or the initialisers, and glibc's
  * destroy writes nothing; every pthread_rwlock_* function is interposed,
  * and the compat names __pthread_rwlock_{init,destroy,rdlock,tryrdlock,
- * wrlock,trywrlock,unlock}@GLIBC_2.2.5. glibc's rwlock code reached by
- * dlsym() or RTLD_DEEPBIND is not made safe (tofutex-run(1), BUGS): its
- * phase bits are the low bits of our writer's TID.
+ * wrlock,trywrlock,unlock}@GLIBC_2.2.5; dlsym() and dlvsym() on a handle
+ * give ours for glibc's (dlsym.c, x86-64). glibc's rwlock code reached
+ * from an RTLD_DEEPBIND plugin is not made safe (tofutex-run(1), BUGS):
+ * its phase bits are the low bits of our writer's TID.
  *
  * No path allocates: the state is in the objects, the real glibc
  * functions are looked up once when the library is loaded (the report
@@ -123,6 +124,13 @@ struct tfx_real {
 #define TFX_COMPAT(name) \
 	extern __typeof(pthread_##name) __pthread_##name \
 		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+
+/*
+ * rwlock.c: our function for glibc's rwlock function at @fn (each name
+ * and version of one glibc function has one address), else NULL; for
+ * dlsym.c.
+ */
+TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
 
 /* real.c: the table, filled when the library is loaded. */
 extern struct tfx_real tfx_real TOFUTEX_HIDDEN;
