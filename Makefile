@@ -90,6 +90,10 @@ PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
 PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
+# bench/drivers/*.c: programs the real-program tables run stock and under
+# tofutex-run, so dynamically linked (the preload must reach them).
+DRIVER_SRCS := $(wildcard bench/drivers/*.c)
+DRIVER_BINS := $(DRIVER_SRCS:bench/drivers/%.c=build/bench/drivers/%)
 
 UAPI_LINK := build/include/tofutex/uapi.h
 
@@ -107,7 +111,7 @@ QEMU_ENV = KAPPEND='$(KAPPEND)' QEMU_TIMEOUT='$(QEMU_TIMEOUT)' QEMU_ACCEL='$(QEM
 
 .PHONY: all module userspace lib man test-bins native-test-bins bench-bins deps deps-build deps-user \
 	lint-man lint-kernel deb deb-check check check-kernel check-debug bench check-host bench-host \
-	check-native check-glibc glibc-tests bench-native check-matrix \
+	check-native check-glibc glibc-tests bench-native check-matrix lockbound-bins bench-lockcost \
 	dkms-check dkms-install dkms-uninstall \
 	install uninstall clean help FORCE \
 	check-docs check-examples dist dist-check dist-check-deb deps-undo
@@ -225,6 +229,14 @@ build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -static $(LDFLAGS) -o $@ $< $(LIB_A) $(SYS_LIBS)
 
+# The drivers (libtofutex linked in statically for lockcost's
+# tofutex_mutex_* calls); sqlite-threads needs Debian's libsqlite3-dev
+# (tests/deps.sh native).
+lockbound-bins: $(DRIVER_BINS)
+build/bench/drivers/%: bench/drivers/%.c $(LIB_A) | $(UAPI_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) -lsqlite3 -lpthread
+
 # A benchmark that outgrew one file keeps its other parts in bench/<name>/
 # (*.c compiled into it, *.h its own headers).
 .SECONDEXPANSION:
@@ -235,7 +247,7 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 
 -include $(wildcard build/lib/obj/*.d build/lib/pic/*.d build/lib/pthread-pic/*.d \
 	build/bin/*.d build/tests/*.d build/tests/preload/*.d build/tests/programs/*.d \
-	build/tests/obj/*.d build/bench/bin/*.d)
+	build/tests/obj/*.d build/bench/bin/*.d build/bench/drivers/*.d)
 
 # --- running ---------------------------------------------------------------
 # The full dependency step runs first and alone (two apt-gets at once would
@@ -315,24 +327,38 @@ check-kernel:
 # (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
 # kernels only: under this kernel's 10-20x slow-down they would take most
 # of the guest's time limit.
+# DEBUG_KERNELS="default rt" also builds and boots the PREEMPT_RT debug
+# kernel (tests/debug-kernel/rt.config: the same checks where spinlock_t
+# sleeps; about 5 minutes' build, cached, and one boot, its fuzzer bounded
+# at DEBUG_NONE_FUZZ_SECONDS).
 DEBUG_FUZZ_SECONDS ?= 300
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
+DEBUG_KERNELS ?= default
 check-debug:
 	@tests/deps.sh all
-	+@kvars=$$(tests/debug-kernel/build.sh | tail -n 1) && eval "$$kvars" && \
-	boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
-		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=debug KAPPEND='panic_on_warn=1 $(KAPPEND)' \
+	+@boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
+		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=$$3 KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
-	rc=0 && for m in $(DEBUG_PREEMPT_MODES); do \
-		fuzz=$(DEBUG_FUZZ_SECONDS); [ $$m = default ] || fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
-		boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" || rc=1; \
+	rc=0 && for k in $(DEBUG_KERNELS); do \
+		case $$k in \
+		default) fl= modes='$(DEBUG_PREEMPT_MODES)' name=debug ;; \
+		rt) fl=rt modes=default name=debug-rt ;; \
+		*) echo "check-debug: DEBUG_KERNELS takes default and rt, not $$k" >&2; exit 2 ;; \
+		esac; \
+		kvars=$$(tests/debug-kernel/build.sh $$fl | tail -n 1) && eval "$$kvars" || { rc=1; continue; }; \
+		for m in $$modes; do \
+			fuzz=$(DEBUG_NONE_FUZZ_SECONDS); \
+			[ $$m != default ] || [ $$k != default ] || fuzz=$(DEBUG_FUZZ_SECONDS); \
+			boot $$m '$(DEBUG_TEST_ENV) '"TOFUTEX_FUZZ_SECONDS=$$fuzz" $$name || rc=1; \
+		done; \
 	done && [ $$rc -eq 0 ]
 
 bench:
 	@tests/deps.sh all
+	$(if $(filter 0,$(PROGRAMS) $(LOCKBOUND)),,+$(MAKE) lockbound-bins)
 	+@$(QEMU_ENV) $(if $(KIMAGE),KIMAGE='$(KIMAGE)' KDIR='$(KDIR)' KNAME='$(KNAME)') \
 		$(RUN) bench $(KVERS)
 
@@ -373,13 +399,17 @@ check-glibc:
 # bench/report-rwlock.sh; bench_lock (the
 # tofutex lock against glibc's default and adaptive mutexes; BENCH_LOCK_OPTS
 # as for `make bench`); and the real programs stock against tofutex-run
-# (bench/programs-native.sh, NATIVE_ROUNDS rounds); profile, the
-# contention report's cost off and on (bench/profile-cost.sh, not by
-# default). NATIVE_BENCHES chooses among bench_cond, bench_rwlock,
-# bench_lock, programs and profile. Raw output and tables in
-# build/bench/native/.
-NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs
+# (bench/programs-native.sh, NATIVE_ROUNDS rounds), then the lock-bound
+# programs the same way (programs-native.sh -l: RocksDB, Kyoto Cabinet,
+# SQLite, memcached); profile, the contention report's cost off and on
+# (bench/profile-cost.sh, not by default). NATIVE_BENCHES chooses among
+# bench_cond, bench_rwlock, bench_lock, programs, lockbound and profile.
+# BUSY=1 runs the two program tables again with as many busy-looping
+# processes as CPUs beside them (reported separately). Raw output and
+# tables in build/bench/native/.
+NATIVE_BENCHES ?= bench_cond bench_rwlock bench_lock programs lockbound
 NATIVE_ROUNDS ?= 5
+BUSY ?= 0
 BENCH_RWLOCK_OPTS ?=
 bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 		build/bench/bin/bench_rwlock build/bench/bin/profile-loop $(RUN_BIN) \
@@ -397,6 +427,19 @@ bench-native: deps-user build/bench/bin/bench_cond build/bench/bin/bench_lock \
 	$(if $(filter profile,$(NATIVE_BENCHES)),bench/profile-cost.sh)
 	$(if $(filter programs,$(NATIVE_BENCHES)),@tests/deps.sh native)
 	$(if $(filter programs,$(NATIVE_BENCHES)),bench/programs-native.sh -r $(NATIVE_ROUNDS))
+	$(if $(filter programs,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -b -r $(NATIVE_ROUNDS)))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),@tests/deps.sh native)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(MAKE) lockbound-bins)
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),bench/programs-native.sh -l -r $(NATIVE_ROUNDS))
+	$(if $(filter lockbound,$(NATIVE_BENCHES)),$(if $(filter 1,$(BUSY)),bench/programs-native.sh -l -b -r $(NATIVE_ROUNDS)))
+
+# Instructions per uncontended lock operation, glibc's against tofutex-run's
+# and libtofutex's own, counted by callgrind (bench/lockcost.sh): a table
+# in build/bench/native/lockcost.md with the target (<= glibc's) per row.
+bench-lockcost: $(RUN_BIN) $(PRELOAD_SO)
+	@tests/deps.sh native
+	$(MAKE) lockbound-bins
+	bench/lockcost.sh
 
 # bench/profile-cost.sh's lock loop: dynamically linked, for tofutex-run.
 build/bench/bin/profile-loop: bench/profile/loop.c
@@ -453,7 +496,8 @@ deb:
 
 # Build, install on this host, dkms status for every kernel, a pkg-config
 # build against the installed files, a guest booting the package-built
-# module, purge, nothing left.
+# module, purge, nothing left; then the same in the trixie build root, as
+# Debian 13 installs them (tests/deb.sh).
 deb-check:
 	@tests/deps.sh all deb
 	+@$(QEMU_ENV) tests/deb.sh check $(KVERS)
@@ -548,11 +592,14 @@ help:
 	@echo '                       (about 9 min per kernel)'
 	@echo '  make bench-native    bench_cond, bench_rwlock, bench_lock, real programs on this'
 	@echo '                       host, futex backend (about 5 min, the programs 2 of them;'
-	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS)'
+	@echo '                       NATIVE_BENCHES, NATIVE_ROUNDS), then the lock-bound programs'
+	@echo '                       (RocksDB, Kyoto Cabinet, SQLite, memcached: 6 min; BUSY=1'
+	@echo '                       repeats both program tables beside busy loops)'
+	@echo '  make bench-lockcost  instructions per uncontended lock operation against glibc'"'"'s (callgrind)'
 	@echo '  make bench-host      benchmarks on this host (needs /dev/tofutex)'
 	@echo 'Packages and installation of the module:'
 	@echo '  make deb             Debian packages in build/deb/ (dpkg-buildpackage), lintian'
-	@echo '  make deb-check       build, install, dkms status, pkg-config build, guest boot, purge'
+	@echo '  make deb-check       build, install (here and as Debian 13), dkms status, pkg-config build, guest boot, purge'
 	@echo '  make dkms-install    the module with DKMS for the running kernel (or KVERS)'
 	@echo '  make dkms-uninstall  remove it again'
 	@echo '  make dkms-check      dkms add/build/install/remove per kernel, private DKMS trees'
@@ -574,10 +621,12 @@ help:
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'
+	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
 	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'
+	@echo '  BUSY=1               bench-native: the program tables again beside one busy loop per CPU'
 	@echo '  BENCH_LOCK_OPTS      options for bench_lock (bench-native; guests: TEST_ENV=BENCH_LOCK_OPTS=...)'
 	@echo '  BENCH_RWLOCK_OPTS    options for bench_rwlock, e.g. "-s 0.1 -r 3" (bench-native; guests: TEST_ENV=BENCH_RWLOCK_OPTS=-m99)'
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
@@ -585,6 +634,6 @@ help:
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
 	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
-	@echo '  DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
+	@echo '  DEBUG_KERNELS, DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
 	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached'

@@ -69,6 +69,7 @@ bench_tmp=$(mktemp -d "${TMPDIR:-/tmp}/tofutex-count.XXXXXX")
 trap '[ -n "${KEEP_TMP-}" ] || rm -rf "$bench_tmp"' EXIT
 bench_secs=${NATIVE_SECS:-1}
 bench_py=$top/tests/programs/py-threads.py
+bench_drivers=$top/build/bench/drivers
 # shellcheck source=tests/programs/run.sh
 . "$top/tests/programs/run.sh"
 # As bench/programs-native.sh.

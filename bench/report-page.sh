@@ -82,7 +82,7 @@ method() {
 
 # The reports, the method's first; benchmarks without a report script.
 reports=()
-for f in lock cond swap rwlock programs; do
+for f in lock cond swap rwlock programs lockbound; do
 	[ ! -r "$dir/$f-report.txt" ] || reports+=("$dir/$f-report.txt")
 done
 lock=$dir/lock-report.txt
@@ -132,6 +132,7 @@ blocks() {
 	print_block "$style" bench_rwlock section "$dir/rwlock-report.txt" '^== reader/writer locks: ops/s'
 	print_block "$style" bench_rwlock rwlock_targets
 	print_block "$style" "real programs under tofutex-run" tables "$dir/programs-report.txt"
+	print_block "$style" "lock-bound programs under tofutex-run" tables "$dir/lockbound-report.txt"
 	for f in "${others[@]}"; do
 		name=${f##*/}
 		print_block "$style" "${name%.txt}" cat "$f"

@@ -10,7 +10,9 @@
 # Input lines (a "[label] " or "| " prefix does not matter):
 #   program=P threads=T variant=V run=R unit=U value=X secs=S rc=N
 #   [lock=.. unlock=.. spins=.. sleeps=.. steals=.. handoffs=.. wait=.. wake=..]
-#   [load=L] [sum=C]
+#   [load=L] [sum=C] [p99=US]
+# and "targets: SET" (programs, lockbound, lockbound-busy; default
+# programs), which chooses the targets.
 # V is stock, tofutex (tofutex-run, module backend) or futex (tofutex-run
 # with TOFUTEX_BACKEND=futex); the counters are the module's statistics
 # moved by the run; value=FAILED when a run printed no metric; load is the
@@ -21,17 +23,23 @@
 # of each variant's runs in the program's own unit (a column per variant
 # present), the stock runs' spread, the ratios of the medians to stock
 # with the lowest and highest ratio of one round, whether 1.00 lies in
-# that range, and for the module backend the median kernel calls per run:
+# that range, the medians of the 99th percentile latencies (p99, in
+# microseconds) where the program reports them with the variant's / stock's,
+# and for the module backend the median kernel calls per run:
 # TOFUTEX_IOC_LOCK calls (with the sleeps and steals among them), and
 # TOFUTEX_IOC_WAIT / _WAKE calls (condition variables). A variant whose
 # runs all failed shows FAILED; every failed run is counted below the
 # table, as are differing checksums and the load's range. Then the
 # targets, read on the module variant (the futex one where no module ran):
 # every ratio >= 0.97, sysbench mutex on one mutex >= 1.3 at 2-8 threads,
-# stress-ng mutex >= 1.5; met or missed, "inside spread" when the rounds'
-# ratios lie on both sides of the target. Writes to DIR (default: FILE's
-# directory):
-#   programs.md   the table
+# stress-ng mutex >= 1.5; for the lock-bound programs (SET lockbound) every
+# ratio >= 1.0 (0.97 with SET lockbound-busy, the table beside busy
+# processes), the median ratio >= 1.3, the best over a program's thread
+# counts against stock's best >= 1.3 for at least half the programs, and
+# no p99 more than 1.5 x stock's; met or missed, "inside spread" when the
+# rounds' ratios lie on both sides of the target. Writes to DIR (default:
+# FILE's directory):
+#   programs.md   the table (NAME.md for FILE bench_NAME.txt, and so on)
 #   programs.csv  program,threads,unit,stock,tofutex,futex,tofutex_ratio,
 #                 futex_ratio,tofutex_ratio_min,tofutex_ratio_max,
 #                 futex_ratio_min,futex_ratio_max,runs,lock,unlock,spins,
@@ -43,10 +51,14 @@ set -euo pipefail
 
 # shellcheck source=bench/report-args.sh
 . "$(dirname "$0")/report-args.sh"
-md=$outdir/programs.md
-csv=$outdir/programs.csv
-png=$outdir/programs.png
-dat=$outdir/.programs.dat
+# The table's name from FILE's: bench_programs.txt gives programs.md,
+# bench_lockbound_busy.txt lockbound_busy.md.
+base=$(basename "$in" .txt)
+base=${base#bench_}
+md=$outdir/$base.md
+csv=$outdir/$base.csv
+png=$outdir/$base.png
+dat=$outdir/.$base.dat
 trap 'rm -f "$dat"' EXIT
 
 tr -d '\r' <"$in" | sed -E 's/^(\[[^]]*\] )?(\| )?//' |
@@ -147,6 +159,78 @@ awk -v csv="$csv" -v dat="$dat" '
 		split(pt, q, " ")
 		printf "| %s | %s %s | %s | %s |\n", name, q[1], q[2], cell(ratios[pt], spreads[pt]), v
 	}
+	# The lock-bound table'"'"'s targets (issue text in bench/programs.md).
+	function lockbound_targets(   i, floor, pt, q, n, list, prog, nprog, bs, bv, nbest, nhalf, v, r) {
+		floor = tset == "lockbound-busy" ? 0.97 : 1.0
+		printf "\nTargets, on the ratio of %s to stock, of medians (in brackets\n",
+		       pv == "tofutex" ? "tofutex-run on the module backend" : "tofutex-run on the futex backend"
+		print "one round'"'"'s lowest-highest):"
+		if (tset == "lockbound-busy")
+			print "- every row >= 0.97: never worse than glibc because the machine is busy;"
+		else {
+			print "- every row >= 1.0: no lock-bound program slower than on glibc'"'"'s locks;"
+			print "- the median of the rows >= 1.3;"
+			print "- best thread count: a program'"'"'s highest median over its thread counts"
+			print "  against stock'"'"'s highest (each at its own best, as LiTL compares locks)"
+			print "  >= 1.3, for at least half the programs;"
+		}
+		print "- tail latency: no row'"'"'s p99 more than 1.5 x stock'"'"'s."
+		print "\"inside spread\": the rounds reach both sides of the target."
+		print ""
+		print "| target | point | ratio | verdict |"
+		print "|---|---|--:|---|"
+		for (i = 1; i <= np; i++)
+			target(">= " (floor == 1 ? "1.0" : floor), order[i], floor)
+		if (tset != "lockbound-busy") {
+			n = 0
+			list = ""
+			for (i = 1; i <= np; i++)
+				if (ratios[order[i]] != "-") {
+					n++
+					list = list " " ratios[order[i]]
+				}
+			v = n && median(list) >= 1.3 ? "met" : "missed"
+			ntarget++
+			nmet += (v == "met")
+			printf "| median >= 1.3 | %d rows | %s | %s |\n", n, n ? sprintf("%.2f", median(list)) : "-", v
+			nprog = 0
+			for (i = 1; i <= np; i++) {
+				split(order[i], q, " ")
+				if (!(q[1] in bs)) {
+					prog[++nprog] = q[1]
+					bs[q[1]] = bv[q[1]] = 0
+				}
+				if (meds[order[i], "stock"] > bs[q[1]])
+					bs[q[1]] = meds[order[i], "stock"]
+				if (meds[order[i], pv] > bv[q[1]])
+					bv[q[1]] = meds[order[i], pv]
+			}
+			nbest = 0
+			for (i = 1; i <= nprog; i++) {
+				r = bs[prog[i]] > 0 ? bv[prog[i]] / bs[prog[i]] : 0
+				nbest += (r >= 1.3)
+				printf "| best thread count >= 1.3 | %s | %.2f | %s |\n", prog[i], r,
+				       (r >= 1.3 ? "met" : "missed")
+			}
+			nhalf = (nbest * 2 >= nprog)
+			ntarget++
+			nmet += nhalf
+			printf "| best >= 1.3 for half the programs | %d of %d | - | %s |\n", nbest, nprog,
+			       nhalf ? "met" : "missed"
+		}
+		for (i = 1; i <= np; i++) {
+			pt = order[i]
+			if (!(pt in p99r) || p99r[pt] == "-")
+				continue
+			split(pt, q, " ")
+			v = p99r[pt] + 0 <= 1.5 ? "met" : "missed"
+			ntarget++
+			nmet += (v == "met")
+			printf "| p99 <= 1.5 x stock | %s %s | %s | %s |\n", q[1], q[2], p99r[pt], v
+		}
+		printf "\n%d of %d targets met; %d verdicts inside the run'"'"'s spread.\n", nmet, ntarget, nin
+	}
+	/^targets: / { tset = $2 }
 	/^program=/ {
 		delete f
 		for (i = 1; i <= NF; i++) {
@@ -175,6 +259,10 @@ awk -v csv="$csv" -v dat="$dat" '
 				     (f["rc"] == 124 || f["rc"] == 143 ? " (timed out)" : "")
 		}
 		secs[key] = secs[key] " " f["secs"]
+		if ("p99" in f && f["p99"] != "") {
+			p99s[key] = p99s[key] " " f["p99"]
+			anyp99 = 1
+		}
 		if ("load" in f)
 			loads = loads " " f["load"]
 		if ("sum" in f && f["sum"] != "") {
@@ -208,6 +296,10 @@ awk -v csv="$csv" -v dat="$dat" '
 			head = head " " title[vname[j]] " | ratio | 1.00 in spread |"
 			rule = rule "--:|--:|:-:|"
 		}
+		if (anyp99) {
+			head = head " stock p99 us | " title[pv] " p99 us | p99 ratio |"
+			rule = rule "--:|--:|--:|"
+		}
 		if ("tofutex" in has) {
 			head = head " LOCK | UNLOCK | spins | sleeps | steals | WAIT | WAKE |"
 			rule = rule "--:|--:|--:|--:|--:|--:|--:|"
@@ -235,6 +327,15 @@ awk -v csv="$csv" -v dat="$dat" '
 			}
 			ratios[pt] = rt[pv]
 			spreads[pt] = sp[pv]
+			meds[pt, "stock"] = s
+			meds[pt, pv] = med[pv]
+			if (anyp99) {
+				ps = median(p99s[pt " stock"])
+				pvv = median(p99s[pt " " pv])
+				p99r[pt] = ps > 0 && pvv != "" ? sprintf("%.2f", pvv / ps) : "-"
+				line = line sprintf(" %s | %s | %s |", ps == "" ? "-" : ps,
+						    pvv == "" ? "-" : pvv, p99r[pt])
+			}
 			cline = ""
 			for (j = 1; j <= nk; j++) {
 				c = median(calls[pt, keys[j]])
@@ -298,6 +399,10 @@ awk -v csv="$csv" -v dat="$dat" '
 			printf "\n%d runs printed no value:\n", nfail
 			for (i = 1; i <= nfail && i <= 20; i++)
 				print "- " why[i]
+		}
+		if (tset ~ /^lockbound/) {
+			lockbound_targets()
+			exit 0
 		}
 		printf "\nTargets: the ratio of %s to stock, of medians\n",
 		       pv == "tofutex" ? "tofutex-run on the module backend" : "tofutex-run on the futex backend"

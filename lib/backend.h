@@ -126,7 +126,10 @@ struct tofutex__backend_ops {
 	 * RW_HANDOFF). Returns 0; EAGAIN when the reader count is full;
 	 * ETIMEDOUT at @dl; EPERM when a live writer of another process
 	 * holds it; or the device's error. Never EINTR. A dead writer's lock
-	 * is taken over (rwlocks have no EOWNERDEAD). @join: reader
+	 * is taken over (rwlocks have no EOWNERDEAD); @robust false: on
+	 * futex(2) the caller does not look at the writer at all (no
+	 * periodic wake-up, no EPERM: a writer of another process, or dead,
+	 * is waited for as glibc waits, the pthread preload's). @join: reader
 	 * preference (glibc's default rwlock kind, for the pthread preload):
 	 * RW_HANDOFF does not stop the caller, and a caller waiting behind a
 	 * writer joins readers that took the word meanwhile in user space,
@@ -142,9 +145,9 @@ struct tofutex__backend_ops {
 	 * same word.
 	 */
 	int (*rdlock)(tofutex_rwlock_t *rw, const struct tofutex__deadline *dl,
-		      bool join);
+		      bool join, bool robust);
 	int (*wrlock)(tofutex_rwlock_t *rw, uint32_t tid,
-		      const struct tofutex__deadline *dl);
+		      const struct tofutex__deadline *dl, bool robust);
 	int (*rwunlock)(tofutex_rwlock_t *rw, uint32_t seen);
 
 	/*
@@ -211,9 +214,10 @@ extern uint64_t tofutex__futex_waits TOFUTEX_HIDDEN;
  */
 TOFUTEX_HIDDEN int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 					 const struct tofutex__deadline *dl,
-					 bool join);
+					 bool join, bool robust);
 TOFUTEX_HIDDEN int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-					 const struct tofutex__deadline *dl);
+					 const struct tofutex__deadline *dl,
+					 bool robust);
 TOFUTEX_HIDDEN int tofutex__futex_rwunlock(tofutex_rwlock_t *rw,
 					   uint32_t seen);
 

@@ -34,15 +34,22 @@
  * the waiter takes the word with OWNER_DIED set.
  *
  * The reader/writer word (rwlock.h) works on futex(2) the same way: a
- * waiter sets WAITERS and sleeps on the word; a release that finds
- * WAITERS wakes every sleeper, and they compete again. A writer that
+ * waiter sets WAITERS and sleeps on the word, readers and writers apart
+ * (FUTEX_WAIT_BITSET, TOFUTEX_RW_BITS_READ or _WRITE); a release that
+ * finds WAITERS wakes the readers and one writer, as glibc's unlock does,
+ * not every sleeper (tofutex_rw_futex_wake_next()), and a thread that
+ * slept takes the word with WAITERS, so that its release wakes whoever
+ * is left asleep. A writer that
  * waited TOFUTEX_RW_FUTEX_HANDOFF_NS on readers sets RW_HANDOFF: new
  * readers then wait, and the last reader leaves the word free but
  * reserved, RW_HANDOFF | WAITERS, which only a writer takes (or a
  * reader that may join past it). A writer whose deadline passes withdraws
- * RW_HANDOFF and wakes the sleepers: another starving writer sets it
+ * RW_HANDOFF and wakes every sleeper: another starving writer sets it
  * again. A dead writer's word is taken over, found as a dead lock owner
- * is.
+ * is: a sleeper looks at the writer every TOFUTEX_POLL_NS, and only while
+ * a writer holds the word (readers are a count that cannot be looked
+ * at), so a wait on readers has no periodic wake-up; the pthread
+ * preload's waiters (not robust) never look, as glibc's do not.
  *
  * Wait and wake are FUTEX_WAIT_BITSET and FUTEX_WAKE; a swap is a wake
  * followed by a wait: same result, without the module's placement of the
@@ -68,8 +75,10 @@ static long tofutex_futex(uint32_t *uaddr, int op, uint32_t val,
 bool tofutex__futex_counting;
 uint64_t tofutex__futex_waits;
 
-int tofutex__futex_wait(uint32_t *addr, uint32_t val,
-			const struct tofutex__deadline *dl, uint64_t poll_ns)
+/* tofutex__futex_wait() for the sleepers that a wake of @bits reaches. */
+static int tofutex_futex_wait_bits(uint32_t *addr, uint32_t val,
+				   const struct tofutex__deadline *dl,
+				   uint64_t poll_ns, uint32_t bits)
 {
 	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	struct timespec ts, *tsp = NULL;
@@ -90,24 +99,37 @@ int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 	}
 	if (__builtin_expect(tofutex__futex_counting, 0))
 		__atomic_fetch_add(&tofutex__futex_waits, 1, __ATOMIC_RELAXED);
-	if (tofutex_futex(addr, op, val, tsp, NULL, FUTEX_BITSET_MATCH_ANY))
+	if (tofutex_futex(addr, op, val, tsp, NULL, bits))
 		err = errno;
 	errno = saved_errno;
 	/* EWOULDBLOCK is EAGAIN on Linux. */
 	return err;
 }
 
-int tofutex__futex_wake(uint32_t *addr, int count)
+int tofutex__futex_wait(uint32_t *addr, uint32_t val,
+			const struct tofutex__deadline *dl, uint64_t poll_ns)
+{
+	return tofutex_futex_wait_bits(addr, val, dl, poll_ns,
+				       FUTEX_BITSET_MATCH_ANY);
+}
+
+/* Wake up to @count sleepers of @addr that waited for @bits. */
+static int tofutex_futex_wake_bits(uint32_t *addr, int count, uint32_t bits)
 {
 	int saved_errno = errno;
 	long n;
 
-	n = tofutex_futex(addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
-			  (uint32_t)count, NULL, NULL, 0);
+	n = tofutex_futex(addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
+			  (uint32_t)count, NULL, NULL, bits);
 	if (n < 0)
 		n = -errno;
 	errno = saved_errno;
 	return (int)n;
+}
+
+int tofutex__futex_wake(uint32_t *addr, int count)
+{
+	return tofutex_futex_wake_bits(addr, count, FUTEX_BITSET_MATCH_ANY);
 }
 
 /*
@@ -340,14 +362,40 @@ static int tofutex_rw_futex_writer(tofutex_rwlock_t *rw, uint32_t *w,
 	return 0;
 }
 
+/* The sleepers of a reader/writer word that a wake reaches (bitsets). */
+#define TOFUTEX_RW_BITS_READ	1u
+#define TOFUTEX_RW_BITS_WRITE	2u
+
+/*
+ * On futex(2): a release found WAITERS. Wake, as glibc's unlock does,
+ * the sleeping readers (they enter together) and one writer, not every
+ * sleeper. After a writer's release (@writer) both: the readers get the
+ * word, and the writer, finding it read-held, sleeps again on a timer to
+ * reserve it (RW_HANDOFF), so that a stream of readers cannot keep it
+ * out for ever. After the last reader's, a writer, or the readers when
+ * no writer slept. Whoever was woken takes the word with WAITERS, so its
+ * release wakes those still asleep.
+ */
+static void tofutex_rw_futex_wake_next(tofutex_rwlock_t *rw, bool writer)
+{
+	if (writer)
+		tofutex_futex_wake_bits(&rw->word, INT_MAX,
+					TOFUTEX_RW_BITS_READ);
+	if (tofutex_futex_wake_bits(&rw->word, 1, TOFUTEX_RW_BITS_WRITE) > 0 ||
+	    writer)
+		return;
+	tofutex_futex_wake_bits(&rw->word, INT_MAX, TOFUTEX_RW_BITS_READ);
+}
+
 /*
  * On futex(2): set WAITERS (and @extra) in the word last seen as @w and
- * sleep while it stays so, at most @poll_ns. Returns 0 to look again, or
- * ETIMEDOUT when the sleep ran out; *@expired: it ran out at the deadline,
- * not at the poll.
+ * sleep while it stays so, at most @poll_ns (0: until woken or @dl), as
+ * a reader or a writer (@bits). Returns 0 to look again, or ETIMEDOUT
+ * when the sleep ran out; *@expired: it ran out at the deadline, not at
+ * the poll.
  */
 static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
-				  uint32_t extra,
+				  uint32_t extra, uint32_t bits,
 				  const struct tofutex__deadline *dl,
 				  uint64_t poll_ns, bool *expired)
 {
@@ -359,7 +407,7 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 						      false, __ATOMIC_RELAXED,
 						      __ATOMIC_RELAXED))
 		return 0;
-	err = tofutex__futex_wait(&rw->word, want, dl, poll_ns);
+	err = tofutex_futex_wait_bits(&rw->word, want, dl, poll_ns, bits);
 	if (err != ETIMEDOUT)
 		return 0;
 	*expired = tofutex__deadline_passed(dl);
@@ -368,14 +416,15 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 
 /* ->rdlock() */
 int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
-			  const struct tofutex__deadline *dl, bool join)
+			  const struct tofutex__deadline *dl, bool join,
+			  bool robust)
 {
-	bool check_owner = true, raced, expired;
-	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
+	bool check_owner = robust, raced, expired;
+	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), slept = 0;
 	int err;
 
 	for (;;) {
-		err = tofutex_rw_try_read(rw, &w, join, &raced);
+		err = tofutex_rw_try_read(rw, &w, join, slept, &raced);
 		if (err != EBUSY)
 			return err;
 		err = tofutex_rw_futex_writer(rw, &w, &check_owner);
@@ -384,12 +433,15 @@ int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 		/* A lost race: @w is the new value, try it. */
 		if (!err || raced)
 			continue;
-		err = tofutex_rw_futex_sleep(rw, w, 0, dl, TOFUTEX_POLL_NS,
+		err = tofutex_rw_futex_sleep(rw, w, 0, TOFUTEX_RW_BITS_READ, dl,
+					     robust && tofutex_rw_writer(w) ?
+						TOFUTEX_POLL_NS : 0,
 					     &expired);
 		if (expired)
 			return ETIMEDOUT;
 		if (err == ETIMEDOUT)
-			check_owner = true;
+			check_owner = robust;
+		slept = TOFUTEX_WAITERS;
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	}
 }
@@ -423,16 +475,16 @@ static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 
 /* ->wrlock() */
 int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-			  const struct tofutex__deadline *dl)
+			  const struct tofutex__deadline *dl, bool robust)
 {
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), extra;
 	uint64_t start = tofutex_rw_now(), waited, poll;
-	bool check_owner = true, reserved = false, expired;
+	bool check_owner = robust, reserved = false, expired;
 	int err;
 
 	for (;;) {
 		extra = 0;
-		poll = TOFUTEX_POLL_NS;
+		poll = robust && tofutex_rw_writer(w) ? TOFUTEX_POLL_NS : 0;
 		/* Free, or reserved for a writer: take it, WAITERS kept. */
 		if (!(w & RW_COUNT)) {
 			if (__atomic_compare_exchange_n(&rw->word, &w,
@@ -454,14 +506,15 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 				poll = TOFUTEX_RW_FUTEX_HANDOFF_NS - waited;
 		}
 		reserved |= extra != 0;
-		err = tofutex_rw_futex_sleep(rw, w, extra, dl, poll, &expired);
+		err = tofutex_rw_futex_sleep(rw, w, extra, TOFUTEX_RW_BITS_WRITE,
+					     dl, poll, &expired);
 		if (expired) {
 			if (reserved)
 				tofutex_rw_futex_withdraw(rw);
 			return ETIMEDOUT;
 		}
 		if (err == ETIMEDOUT)
-			check_owner = true;
+			check_owner = robust;
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	}
 }
@@ -469,7 +522,7 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 /*
  * ->rwunlock(): @seen is the word as last seen, held by the caller (the
  * write lock, or the last read lock with WAITERS). It is released here (a
- * writer's reservation kept) and every sleeper woken.
+ * writer's reservation kept) and the next sleepers woken.
  */
 int tofutex__futex_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)
 {
@@ -488,7 +541,7 @@ int tofutex__futex_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)
 			break;
 	}
 	if ((w & TOFUTEX_WAITERS) && tofutex_rw_readers(w) <= 1)
-		tofutex__futex_wake(&rw->word, INT_MAX);
+		tofutex_rw_futex_wake_next(rw, tofutex_rw_writer(w) != 0);
 	return 0;
 }
 

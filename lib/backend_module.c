@@ -326,13 +326,16 @@ static void tofutex_module_prepare_wait(void)
  * take the word in user space meanwhile wake nobody.
  */
 static int tofutex_module_rdlock(tofutex_rwlock_t *rw,
-				 const struct tofutex__deadline *dl, bool join)
+				 const struct tofutex__deadline *dl, bool join,
+				 bool robust)
 {
 	struct tofutex__deadline slice = { .set = true, .clock = dl->clock };
 	const struct tofutex__deadline *until = dl;
 	uint32_t status;
 	int err;
 
+	/* The kernel looks at the writer; nothing wakes user space for it. */
+	(void)robust;
 	for (;;) {
 		if (join) {
 			slice.ns = tofutex__clock_ns(dl->clock) +
@@ -353,11 +356,12 @@ static int tofutex_module_rdlock(tofutex_rwlock_t *rw,
 
 /* ->wrlock(): the kernel takes the caller's TID itself. */
 static int tofutex_module_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-				 const struct tofutex__deadline *dl)
+				 const struct tofutex__deadline *dl, bool robust)
 {
 	uint32_t status;
 
 	(void)tid;
+	(void)robust;
 	return tofutex_module_lock_call(TOFUTEX_IOC_WRLOCK, &rw->word, 0, dl,
 					&status);
 }

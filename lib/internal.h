@@ -64,10 +64,19 @@ TOFUTEX_HIDDEN void tofutex__tid_forget(void);
 /* tid.c: getpid(), cached; forgotten in the child of fork(). */
 TOFUTEX_HIDDEN pid_t tofutex__pid(void);
 
+/*
+ * The calling thread's TID if it is known yet, else 0: for a fast path
+ * that hands a 0 to its out-of-line rest, which calls tofutex__tid().
+ */
+static inline pid_t tofutex__tid_known(void)
+{
+	return tofutex__self.tid;
+}
+
 /* The calling thread's TID, or 0 when the library cannot work (ENOMEM). */
 static inline pid_t tofutex__tid(void)
 {
-	pid_t tid = tofutex__self.tid;
+	pid_t tid = tofutex__tid_known();
 
 	if (__builtin_expect(tid == 0, 0))
 		tid = tofutex__tid_slow();
@@ -187,16 +196,19 @@ TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
 					    bool robust);
 
 /*
- * rwlock.c: read locks with reader preference, for the pthread preload's
- * reader-preferring kinds (glibc's readers join a read-held lock even
- * while writers wait): as tofutex_rwlock_clockrdlock() (@abstime NULL: no
- * deadline) and tofutex_rwlock_tryrdlock(), but RW_HANDOFF does not stop
- * the caller, and a caller waiting behind a writer joins the readers that
- * took the word meanwhile.
+ * rwlock.c: the pthread preload's locks: as tofutex_rwlock_clockwrlock()
+ * (@write) or tofutex_rwlock_clockrdlock() (@abstime NULL: no deadline),
+ * but not robust: a waiter on futex(2) does not look at the writer (no
+ * periodic wake-up; a dead writer's or another process's lock is waited
+ * for, as glibc's lock does). @join: a read lock with reader preference,
+ * for the reader-preferring kinds (glibc's readers join a read-held lock
+ * even while writers wait): RW_HANDOFF does not stop the caller, and a
+ * caller waiting behind a writer joins the readers that took the word
+ * meanwhile; tofutex__rwlock_join_tryrdlock() is tryrdlock so.
  */
-TOFUTEX_HIDDEN int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw,
-					       clockid_t clockid,
-					       const struct timespec *abstime);
+TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
+					bool join, clockid_t clockid,
+					const struct timespec *abstime);
 TOFUTEX_HIDDEN int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw);
 
 /*

@@ -41,16 +41,25 @@ static inline bool tofutex__mutex_lock_fast(tofutex_mutex_t *m, uint32_t tid,
 }
 
 /*
+ * The lock just taken may be kept: the mutex is not marked unrecoverable.
+ * The acquire that took the word orders this load after the release that
+ * followed the state's store.
+ */
+static inline bool tofutex__mutex_usable(const tofutex_mutex_t *m)
+{
+	return __builtin_expect(!(__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
+				  TOFUTEX_MUTEX_NOTRECOVERABLE), 1);
+}
+
+/*
  * The lock was taken (@err 0 or EOWNERDEAD): unless the mutex is not
- * recoverable, then let go of it again. The acquire that took the word
- * orders this load after the release that followed the state's store.
+ * recoverable (tofutex__mutex_usable()), then let go of it again.
  */
 static inline int tofutex__mutex_taken(tofutex_mutex_t *m, int err)
 {
 	if (err && err != EOWNERDEAD)
 		return err;
-	if (__builtin_expect(__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
-			     TOFUTEX_MUTEX_NOTRECOVERABLE, 0)) {
+	if (!tofutex__mutex_usable(m)) {
 		tofutex__mutex_release(m, __atomic_load_n(&m->word,
 							  __ATOMIC_RELAXED),
 				      true);

@@ -65,10 +65,11 @@ int tofutex_rwlock_destroy(tofutex_rwlock_t *rw)
 
 /*
  * The contended part of a lock; @w what the fast path saw; @join: a read
- * lock with reader preference (tofutex__rwlock_join_rdlock()).
+ * lock with reader preference, @robust: a dead writer is taken over
+ * (tofutex__rwlock_lock() has neither).
  */
 static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write, bool join,
-				uint32_t tid, uint32_t w,
+				bool robust, uint32_t tid, uint32_t w,
 				const struct tofutex__deadline *dl)
 {
 	int err;
@@ -85,11 +86,12 @@ static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write, bool join,
 			return err;
 	}
 	if (write)
-		return tofutex__ops()->wrlock(rw, tid, dl);
-	return tofutex__ops()->rdlock(rw, dl, join);
+		return tofutex__ops()->wrlock(rw, tid, dl, robust);
+	return tofutex__ops()->rdlock(rw, dl, join, robust);
 }
 
 static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
+				  bool robust,
 				  const struct tofutex__deadline *dl)
 {
 	uint32_t tid, w = 0;
@@ -106,10 +108,10 @@ static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
 			return 0;
 	} else {
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-		if (tofutex_rw_try_read(rw, &w, join, &raced) == 0)
+		if (tofutex_rw_try_read(rw, &w, join, 0, &raced) == 0)
 			return 0;
 	}
-	return tofutex_rw_lock_rest(rw, write, join, tid, w, dl);
+	return tofutex_rw_lock_rest(rw, write, join, robust, tid, w, dl);
 }
 
 /* A deadline from a pthread-style @clockid and @abstime. */
@@ -126,17 +128,17 @@ static int tofutex_rw_clocklock(tofutex_rwlock_t *rw, bool write,
 	err = tofutex__deadline_init(&dl, clockid, abstime);
 	if (err)
 		return err;
-	return tofutex_rw_lock(rw, write, false, &dl);
+	return tofutex_rw_lock(rw, write, false, true, &dl);
 }
 
 int tofutex_rwlock_rdlock(tofutex_rwlock_t *rw)
 {
-	return tofutex_rw_lock(rw, false, false, &tofutex_rw_forever);
+	return tofutex_rw_lock(rw, false, false, true, &tofutex_rw_forever);
 }
 
 int tofutex_rwlock_wrlock(tofutex_rwlock_t *rw)
 {
-	return tofutex_rw_lock(rw, true, false, &tofutex_rw_forever);
+	return tofutex_rw_lock(rw, true, false, true, &tofutex_rw_forever);
 }
 
 int tofutex_rwlock_clockrdlock(tofutex_rwlock_t *rw, clockid_t clockid,
@@ -178,8 +180,8 @@ int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw)
 	return tofutex_rw_tryrdlock(rw, false);
 }
 
-int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw, clockid_t clockid,
-				const struct timespec *abstime)
+int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write, bool join,
+			 clockid_t clockid, const struct timespec *abstime)
 {
 	struct tofutex__deadline dl = tofutex_rw_forever;
 	int err;
@@ -189,7 +191,7 @@ int tofutex__rwlock_join_rdlock(tofutex_rwlock_t *rw, clockid_t clockid,
 		if (err)
 			return err;
 	}
-	return tofutex_rw_lock(rw, false, true, &dl);
+	return tofutex_rw_lock(rw, write, join, false, &dl);
 }
 
 int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)

@@ -28,13 +28,15 @@ static inline uint32_t tofutex_rw_readers(uint32_t w)
 
 /*
  * One read-lock attempt on the word last seen as *@w, as the ABI's user
- * space does it; @reserved_ok: RW_HANDOFF does not stop it. Returns 0 when
- * taken, EAGAIN when the count is full, else EBUSY; *@raced: EBUSY came
- * from a failed compare-and-swap, *@w is the new value, and the caller
- * may try again.
+ * space does it; @reserved_ok: RW_HANDOFF does not stop it; @waiters:
+ * TOFUTEX_WAITERS to set with the lock (a reader that slept), or 0.
+ * Returns 0 when taken, EAGAIN when the count is full, else EBUSY;
+ * *@raced: EBUSY came from a failed compare-and-swap, *@w is the new
+ * value, and the caller may try again.
  */
 static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
-				      bool reserved_ok, bool *raced)
+				      bool reserved_ok, uint32_t waiters,
+				      bool *raced)
 {
 	uint32_t n = tofutex_rw_readers(*w), want;
 
@@ -45,7 +47,8 @@ static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
 	if (n == RW_COUNT)
 		return EAGAIN;
 	/* A join past RW_HANDOFF keeps it: the writer still waits. */
-	want = RW_SHARED | (n + 1) | (*w & (TOFUTEX_WAITERS | RW_HANDOFF));
+	want = RW_SHARED | (n + 1) | (*w & (TOFUTEX_WAITERS | RW_HANDOFF)) |
+	       waiters;
 	if (__atomic_compare_exchange_n(&rw->word, w, want, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
@@ -64,7 +67,7 @@ static inline int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w,
 	int err;
 
 	do
-		err = tofutex_rw_try_read(rw, &w, reserved_ok, &raced);
+		err = tofutex_rw_try_read(rw, &w, reserved_ok, 0, &raced);
 	while (raced);
 	return err;
 }

@@ -20,8 +20,8 @@
  * Windows (enum tofutex_window, each a tofutex_debug_window() call):
  *   1 TOFUTEX_WINDOW_UNLOCK_UNQUEUED - unlock.c, TOFUTEX_IOC_UNLOCK: after
  *     the lookup found no state for the word, before the word is released;
- *   2 TOFUTEX_WINDOW_COMPETE - lock.c, the top waiter's loop: after
- *     reading the word, before acting on what it read;
+ *   2 TOFUTEX_WINDOW_COMPETE - lock.c and rwlock.c, the top waiter's
+ *     loop: after reading the word, before acting on what it read;
  *   3 TOFUTEX_WINDOW_WAKE_BATCH - waitwake.c, TOFUTEX_IOC_WAKE: after a
  *     batch was woken, before the next one is taken off the queue (the
  *     word is read on entry to the window: WAKE itself does not read it).
@@ -38,9 +38,9 @@
  *   8 TOFUTEX_WINDOW_SWAP_QUEUED - waitwake.c, SWAP queued on its wait
  *     word, its wakee not yet woken, before its first sleep (on the wait
  *     word, read on entry);
- *   9 TOFUTEX_WINDOW_RW_GRANTED - rwlock.c, RDLOCK or WRLOCK given the
- *     word by another task, before it leaves the queue (on the word, read
- *     on entry).
+ *   9 TOFUTEX_WINDOW_GIVEN - queue.c, a LOCK, RDLOCK or WRLOCK call
+ *     given the word by another task (a hand-off or a grant), before it
+ *     leaves the queue (on the word, read on entry).
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>

@@ -114,7 +114,7 @@
  * it with -ERESTARTSYS, which restarts the ioctl under SA_RESTART (the
  * deadline is absolute, so a restart does not extend it). A fault-in of
  * the word's page that must wait (userfaultfd) ends the same way, and at
- * the deadline (uaccess.c): every user access here passes lk->deadline.
+ * the deadline (uaccess.c): every user access here passes lk->q.deadline.
  *
  * Module parameters: spin_ns, handoff_ns, owner_check_ns (each refused
  * outside its range with -EINVAL, see struct tofutex_ns_param) and the
@@ -315,7 +315,7 @@ static int tofutex_spin_on_owner(struct tofutex_locker *lk,
 	int ret;
 
 	for (;;) {
-		ret = tofutex_word_read_until(lk->uaddr, word, &lk->deadline);
+		ret = tofutex_word_read_until(lk->q.uaddr, word, &lk->q.deadline);
 		if (ret)
 			return ret;
 		if (*word != seen)
@@ -342,9 +342,9 @@ static int tofutex_take_from_dead(struct tofutex_locker *lk, u32 *word)
 	u32 cur;
 	int ret;
 
-	ret = tofutex_word_cmpxchg_until(lk->uaddr, &cur, *word,
+	ret = tofutex_word_cmpxchg_until(lk->q.uaddr, &cur, *word,
 					 lk->waiter.vpid | TOFUTEX_OWNER_DIED,
-					 &lk->deadline);
+					 &lk->q.deadline);
 	if (ret)
 		return ret;
 	if (cur != *word) {
@@ -366,7 +366,7 @@ static int tofutex_take_from_dead(struct tofutex_locker *lk, u32 *word)
  */
 static bool tofutex_starving(struct tofutex_locker *lk)
 {
-	struct tofutex_state *state = lk->state;
+	struct tofutex_state *state = lk->q.state;
 	bool starving;
 
 	spin_lock(&state->lock);
@@ -382,7 +382,7 @@ static bool tofutex_starving(struct tofutex_locker *lk)
 /* Did the deadline pass? */
 static bool tofutex_expired(struct tofutex_locker *lk)
 {
-	return tofutex_deadline_passed(&lk->deadline);
+	return tofutex_deadline_passed(&lk->q.deadline);
 }
 
 /**
@@ -395,34 +395,34 @@ static bool tofutex_expired(struct tofutex_locker *lk)
 static void tofutex_sleep_until(struct tofutex_locker *lk, u64 max_ns)
 {
 	if (max_ns)
-		tofutex_schedule_poll(&lk->deadline, max_ns);
+		tofutex_schedule_poll(&lk->q.deadline, max_ns);
 	else
-		tofutex_schedule_until(&lk->deadline);
+		tofutex_schedule_until(&lk->q.deadline);
 }
 
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_sleep_interrupted(struct tofutex_locker *lk)
 {
-	return tofutex_deadline_interrupted(&lk->deadline);
+	return tofutex_deadline_interrupted(&lk->q.deadline);
 }
 
-static void tofutex_enqueue(struct tofutex_locker *lk)
+/* Join the queue, under state->lock (queue.c). */
+static void tofutex_join(void *arg)
 {
-	struct tofutex_state *state = lk->state;
+	struct tofutex_locker *lk = arg;
+	struct tofutex_state *state = lk->q.state;
 
 	lk->waiter.task = current;
-	spin_lock(&state->lock);
 	if (list_empty(&state->waiters))
 		lk->waiter.top_since = ktime_get_ns();
 	list_add_tail(&lk->waiter.node, &state->waiters);
-	spin_unlock(&state->lock);
 }
 
 /* Is the LOCK call @arg the top waiter? For tofutex_queue_wait_for_top(). */
 static bool tofutex_is_top(void *arg)
 {
 	struct tofutex_locker *lk = arg;
-	struct tofutex_state *state = lk->state;
+	struct tofutex_state *state = lk->q.state;
 	bool top;
 
 	spin_lock(&state->lock);
@@ -475,21 +475,21 @@ static int tofutex_block(struct tofutex_locker *lk,
 
 	set_current_state(TASK_INTERRUPTIBLE);
 	/* Also when WAITERS is set already: A is then the re-check. */
-	ret = tofutex_word_cmpxchg_inatomic(lk->uaddr, &cur, word,
+	ret = tofutex_word_cmpxchg_inatomic(lk->q.uaddr, &cur, word,
 					    word | TOFUTEX_WAITERS);
 	if (ret || cur != word) {
 		__set_current_state(TASK_RUNNING);
-		return ret ? tofutex_word_fault_in_until(lk->uaddr, true,
-							 &lk->deadline) : 0;
+		return ret ? tofutex_word_fault_in_until(lk->q.uaddr, true,
+							 &lk->q.deadline) : 0;
 	}
-	tofutex_owner_seen(lk->state, word, owner);
+	tofutex_owner_seen(lk->q.state, word, owner);
 	ret = tofutex_sleep_interrupted(lk);
 	if (ret || (READ_ONCE(owner->flags) & PF_EXITING)) {
 		__set_current_state(TASK_RUNNING);
 		return ret;
 	}
-	tofutex_count(lk->table, TOFUTEX_CNT_SLEEPS);
-	lk->sleeps++;
+	tofutex_count(lk->q.table, TOFUTEX_CNT_SLEEPS);
+	lk->q.sleeps++;
 	tofutex_sleep_until(lk, lk->no_owner_poll ? 0 :
 				READ_ONCE(owner_check_ns.val));
 	return 0;
@@ -516,15 +516,15 @@ static int tofutex_wait_on_owner(struct tofutex_locker *lk,
 	int ret;
 
 	if (tofutex_starving(lk) && !(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg_until(lk->uaddr, &cur, word,
+		ret = tofutex_word_cmpxchg_until(lk->q.uaddr, &cur, word,
 						 word | TOFUTEX_WAITERS,
-						 &lk->deadline);
+						 &lk->q.deadline);
 		if (ret || cur != word)
 			return ret;
 		word |= TOFUTEX_WAITERS;
 	}
 	if (tofutex_owner_running(owner)) {
-		tofutex_count(lk->table, TOFUTEX_CNT_SPINS);
+		tofutex_count(lk->q.table, TOFUTEX_CNT_SPINS);
 		ret = tofutex_spin_on_owner(lk, owner, &word,
 					    ktime_get_ns() +
 					    READ_ONCE(spin_ns.val));
@@ -549,18 +549,18 @@ static int tofutex_compete_once(struct tofutex_locker *lk, u32 word,
 	struct task_struct *owner;
 	int ret;
 
-	ret = tofutex_try_take(lk->uaddr, lk->waiter.vpid, 0, &word,
-			       &lk->deadline);
+	ret = tofutex_try_take(lk->q.uaddr, lk->waiter.vpid, 0, &word,
+			       &lk->q.deadline);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret > 0)
-		*how = tofutex_taken_how(word, lk->sleeps ?
+		*how = tofutex_taken_how(word, lk->q.sleeps ?
 					 TOFUTEX_STATUS_WOKEN :
 					 TOFUTEX_STATUS_SPUN);
 	if (ret)
 		return ret;
 
-	owner = tofutex_owner_get(lk->state, word);
+	owner = tofutex_owner_get(lk->q.state, word);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
@@ -592,35 +592,46 @@ static int tofutex_compete(void *arg, u32 word, u32 *how)
 		*how = tofutex_taken_how(word, TOFUTEX_STATUS_HANDOFF);
 		return 1;
 	}
-	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->uaddr, word);
+	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, lk->q.uaddr, word);
 	return tofutex_compete_once(lk, word, how);
 }
 
 /**
- * tofutex_dequeue() - leave the queue, promoting the next waiter
- * @lk:  the LOCK call
- * @ret: the result so far
- * @how: the status so far; set to the hand-off's when a hand-off raced
- *       with a signal or the deadline
+ * tofutex_given() - was the caller handed the lock? (queue.c)
+ * @arg: the LOCK call, a struct tofutex_locker
+ * @how: out: the hand-off's status when it was
  *
- * Return: @ret, or 1 when the caller was handed the lock meanwhile: a
- * hand-off is never lost.
+ * UNLOCK sets @handed_off under state->lock after the cmpxchg that wrote
+ * the caller's TID into the word.
+ *
+ * Return: 1 when the caller owns the word, else 0.
  */
-static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
+static int tofutex_given(void *arg, u32 *how)
 {
-	struct tofutex_state *state = lk->state;
-	struct task_struct *wake = NULL;
+	struct tofutex_locker *lk = arg;
+	u32 handed = READ_ONCE(lk->waiter.handed_off);
+
+	if (!handed)
+		return 0;
+	*how = handed;
+	return 1;
+}
+
+/**
+ * tofutex_leave() - leave the queue, promoting the next waiter
+ * @arg:  the LOCK call, a struct tofutex_locker
+ * @wake: out: the next waiter, now top waiter, or NULL
+ *
+ * Under state->lock (queue.c).
+ */
+static void tofutex_leave(void *arg, struct task_struct **wake)
+{
+	struct tofutex_locker *lk = arg;
+	struct tofutex_state *state = lk->q.state;
 	struct tofutex_waiter *next;
-	struct pid *old = NULL;
 	bool was_top;
 
-	spin_lock(&state->lock);
-	if (ret < 0 && lk->waiter.handed_off) {
-		ret = 1;
-		*how = lk->waiter.handed_off;
-	}
-	if (ret > 0)
-		old = tofutex_owner_clear(state);
+	*wake = NULL;
 	was_top = list_first_entry(&state->waiters, struct tofutex_waiter,
 				   node) == &lk->waiter;
 	list_del(&lk->waiter.node);
@@ -630,54 +641,29 @@ static int tofutex_dequeue(struct tofutex_locker *lk, int ret, u32 *how)
 						struct tofutex_waiter, node);
 		if (next) {
 			next->top_since = ktime_get_ns();
-			wake = get_task_struct(next->task);
+			*wake = get_task_struct(next->task);
 		}
 	}
-	spin_unlock(&state->lock);
-	put_pid(old);
-	tofutex_wake_task(wake);
-	return ret;
 }
 
-/**
- * tofutex_lock_slow() - queue on the word's state and compete for it
- * @lk:  the LOCK call, with @table, @uaddr, @deadline and @waiter.vpid set
- * @how: out: TOFUTEX_STATUS_* when taken
- *
- * The wait until top waiter and the top waiter's loop are queue.c's,
- * shared with RDLOCK and WRLOCK; tofutex_dequeue() promotes the next
- * waiter under state->lock and wakes it after dropping the lock (queue.c
- * explains why none is lost).
- *
- * Return: 0 when the caller owns the lock, else a negative error.
- */
-static int tofutex_lock_slow(struct tofutex_locker *lk, u32 *how)
+/* Took the word: keep WAITERS for moved WAIT waiters (requeue.c). */
+static void tofutex_taken(void *arg)
 {
-	const struct tofutex_queue_wait qw = {
-		.table = lk->table,
-		.uaddr = lk->uaddr,
-		.deadline = &lk->deadline,
-		.sleeps = &lk->sleeps,
-		.is_top = tofutex_is_top,
-		.compete = tofutex_compete,
-		.arg = lk,
-	};
-	int ret;
+	struct tofutex_locker *lk = arg;
 
-	lk->state = tofutex_state_get(lk->table, lk->uaddr,
-				      TOFUTEX_STATE_LOCK, true);
-	if (IS_ERR(lk->state))
-		return PTR_ERR(lk->state);
-
-	lk->since = tofutex_trace_contended(lk->uaddr, TOFUTEX_OP_LOCK);
-	tofutex_enqueue(lk);
-	ret = tofutex_queue_wait_and_compete(&qw, how);
-	ret = tofutex_dequeue(lk, ret, how);
-	if (ret > 0)
-		tofutex_requeue_rearm(lk->state, lk->uaddr);
-	tofutex_state_put(lk->table, lk->state);
-	return ret < 0 ? ret : 0;
+	tofutex_requeue_rearm(lk->q.state, lk->q.uaddr);
 }
+
+/* LOCK's slow path: queue.c's, shared with RDLOCK and WRLOCK. */
+static const struct tofutex_queue_ops tofutex_lock_ops = {
+	.kind = TOFUTEX_STATE_LOCK,
+	.join = tofutex_join,
+	.is_top = tofutex_is_top,
+	.given = tofutex_given,
+	.compete = tofutex_compete,
+	.leave = tofutex_leave,
+	.taken = tofutex_taken,
+};
 
 /**
  * tofutex_lock() - take a TO lock
@@ -697,9 +683,10 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 			u32 *status)
 {
 	struct tofutex_locker lk = {
-		.table = table,
-		.uaddr = uaddr,
-		.deadline = *deadline,
+		.q.table = table,
+		.q.uaddr = uaddr,
+		.q.deadline = *deadline,
+		.q.op = TOFUTEX_OP_LOCK,
 		.waiter.vpid = task_pid_vnr(current),
 		.no_owner_poll = flags & TOFUTEX_LOCK_NO_OWNER_POLL,
 	};
@@ -712,17 +699,19 @@ static int tofutex_lock(struct tofutex_table *table, u32 __user *uaddr,
 		ret = tofutex_try_take(uaddr, lk.waiter.vpid, TOFUTEX_WAITERS,
 				       &word, deadline);
 	if (ret == -EDEADLK)
-		ret = tofutex_owner_take_reused(table, uaddr, &word, deadline);
+		ret = tofutex_owner_take_reused(table, uaddr, TOFUTEX_STATE_LOCK,
+						&word, word | TOFUTEX_OWNER_DIED,
+						deadline);
 	if (ret > 0) {
 		how = tofutex_taken_how(word, how);
 		ret = 0;
 	} else if (ret == 0 || ret == -EAGAIN) {
 		ret = tofutex_expired(&lk) ? -ETIMEDOUT :
-					     tofutex_lock_slow(&lk, &how);
+			tofutex_queue_lock(&tofutex_lock_ops, &lk.q, &lk, &how);
 	}
 
-	tofutex_lock_result(table, uaddr, TOFUTEX_OP_LOCK, ret, how, lk.sleeps,
-			    lk.since, status);
+	tofutex_lock_result(table, uaddr, TOFUTEX_OP_LOCK, ret, how,
+			    lk.q.sleeps, lk.q.since, status);
 	return ret;
 }
 

@@ -18,6 +18,7 @@
 #include <linux/sched/task.h>
 #include <linux/types.h>
 
+#include "queue.h"
 #include "tofutex.h"
 
 /**
@@ -43,23 +44,14 @@ struct tofutex_waiter {
 
 /**
  * struct tofutex_locker - one LOCK or UNLOCK call in progress
- * @table:    the caller's process table
- * @state:    the word's state, with a use held
- * @uaddr:    the lock word
- * @deadline: when the call gives up (LOCK only)
+ * @q:        the table, state, word, deadline and sleep count (queue.h;
+ *            UNLOCK uses table, state and word only)
  * @waiter:   the caller's queue entry (UNLOCK uses only its @vpid)
- * @sleeps:   how many times the caller slept (LOCK only)
- * @since:    when it queued, for tofutex_lock_acquired; 0 untraced (LOCK
- *            only, trace.c)
+ * @no_owner_poll: LOCK's TOFUTEX_LOCK_NO_OWNER_POLL
  */
 struct tofutex_locker {
-	struct tofutex_table *table;
-	struct tofutex_state *state;
-	u32 __user *uaddr;
-	struct tofutex_deadline deadline;
+	struct tofutex_queue_call q;
 	struct tofutex_waiter waiter;
-	unsigned int sleeps;
-	u64 since;
 	bool no_owner_poll;
 };
 

@@ -126,8 +126,10 @@ long tofutex_unlock_call(struct tofutex_table *table,
 	if (ret)
 		return ret;
 
-	tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	ret = release(table, uaddr, &woken);
+	/* A restarted call counts once, when it ends. */
+	if (ret != -ERESTARTNOINTR)
+		tofutex_count(table, TOFUTEX_CNT_UNLOCK_CALLS);
 	if (!ret && woken)
 		trace_tofutex_release_woke(uaddr, op);
 	if (!ret && put_user(woken, &argp->woken))

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tofutex - who owns a TO lock word, and whether it is alive: the owner
- * checks of LOCK's top waiter (lock.c) and of the poller among the WAIT
- * waiters moved onto a lock (requeue.c). lock.c, "Owner death", says what
+ * tofutex - who owns a TO lock word, or writes a reader/writer lock
+ * word, and whether it is alive: the owner checks of LOCK's top waiter
+ * (lock.c), of RDLOCK's and WRLOCK's (rwlock.c), and of the poller among
+ * the WAIT waiters moved onto a lock (requeue.c). lock.c, "Owner death", says what
  * counts as dead and why a lock's state remembers its owner's struct pid
  * rather than trusting the TID in the word.
  *
@@ -15,10 +16,20 @@
  * because, while WAITERS is set, the owner cannot release the word in
  * user space, and every path that gives the word a new owner in the
  * kernel forgets the pid under state->lock (tofutex_owner_clear(): UNLOCK's
- * release or hand-off, a LOCK that took the word). So a remembered pid is
- * the word's owner still, or the owner that died holding it. A word
- * without WAITERS may have changed hands unseen; its TID is looked up
- * afresh and nothing is remembered.
+ * and RWUNLOCK's release or hand-off, a LOCK, RDLOCK or WRLOCK that took
+ * the word, a take-over from a dead writer). A pid is recorded only if
+ * the word, read again under state->lock, still holds the value its TID
+ * came from (tofutex_owner_still()): a read from before such a release
+ * would otherwise record, after the release forgot it, an owner that no
+ * longer holds the word, and a later thread given its TID would look
+ * dead. So a remembered pid is the word's owner still, or the owner that
+ * died holding it. A word without WAITERS may have changed hands unseen;
+ * its TID is looked up afresh and nothing is remembered.
+ *
+ * The same record serves TO lock words (LOCK, UNLOCK) and the writer of
+ * reader/writer lock words (RDLOCK, WRLOCK, RWUNLOCK): a writer-owned
+ * word is a TO lock word (uapi/tofutex.h), and a reader-owned one names
+ * no TID a record can match (tofutex_word_reader_held()).
  *
  * Locking and lifetimes
  * ---------------------
@@ -55,6 +66,18 @@ static struct task_struct *tofutex_pid_owner(struct pid *pid)
 	if (!p || (p->flags & PF_EXITING))
 		return NULL;
 	return get_task_struct(p);
+}
+
+/*
+ * Under state->lock: does the word still read @word? Read with page
+ * faults disabled; a word that cannot be read records nothing.
+ */
+static bool tofutex_owner_still(struct tofutex_state *state, u32 word)
+{
+	u32 cur;
+
+	lockdep_assert_held(&state->lock);
+	return !tofutex_word_read_inatomic(state->uaddr, &cur) && cur == word;
 }
 
 /*
@@ -101,7 +124,8 @@ struct pid *tofutex_owner_clear(struct tofutex_state *state)
  * While the word has WAITERS set, its TID is looked up once: the struct
  * pid it names then is remembered in @state, and later checks look at
  * that pid's task, not at whatever the TID names by then (see "Owner
- * death" in lock.c). Also the poller among requeue.c's moved waiters.
+ * death" in lock.c), provided the word still reads @word then. Also the
+ * poller among requeue.c's moved waiters.
  *
  * Return: the owner with a reference held, NULL when it is dead, or
  * ERR_PTR(-EPERM) for another process's task.
@@ -120,33 +144,11 @@ struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word)
 	else
 		pid = find_vpid(tid);
 	p = tofutex_pid_owner(pid);
-	if (waiters && !IS_ERR_OR_NULL(p))
+	if (waiters && !IS_ERR_OR_NULL(p) && tofutex_owner_still(state, word))
 		old = tofutex_owner_record(state, tid, pid);
 	spin_unlock(&state->lock);
 	rcu_read_unlock();
 	put_pid(old);
-	return p;
-}
-
-/**
- * tofutex_owner_by_tid() - the live owner task a TID names now
- * @tid: the TID from a lock word, in the caller's PID namespace
- *
- * The same verdicts as tofutex_owner_get(), with nothing remembered: for
- * the writer of a reader/writer lock word (rwlock.c), whose state does not
- * keep an owner, so a dead writer whose TID was given to a new thread of
- * the process before a waiter looked counts as alive (tofutex(4)).
- *
- * Return: the owner with a reference held, NULL when it is dead, or
- * ERR_PTR(-EPERM) for another process's task.
- */
-struct task_struct *tofutex_owner_by_tid(u32 tid)
-{
-	struct task_struct *p;
-
-	rcu_read_lock();
-	p = tofutex_pid_owner(find_vpid(tid));
-	rcu_read_unlock();
 	return p;
 }
 
@@ -156,6 +158,9 @@ struct task_struct *tofutex_owner_by_tid(u32 tid)
  * @word:  the word the waiter's cmpxchg replaced with @word | WAITERS
  * @owner: the live thread @word's TID named when it was looked up, after
  *         @word was read (reference held)
+ *
+ * Nothing is remembered when the word no longer reads @word | WAITERS:
+ * its owner released it meanwhile, and that release forgot the owner.
  *
  * Does not sleep: the caller may have set its task state.
  */
@@ -167,19 +172,30 @@ void tofutex_owner_seen(struct tofutex_state *state, u32 word,
 	if (!pid)
 		return;
 	spin_lock(&state->lock);
-	old = tofutex_owner_record(state, tofutex_tid(word), pid);
+	old = NULL;
+	if (tofutex_owner_still(state, word | TOFUTEX_WAITERS))
+		old = tofutex_owner_record(state, tofutex_tid(word), pid);
 	spin_unlock(&state->lock);
 	put_pid(old);
 	put_pid(pid);
 }
 
-/*
- * Under state->lock: does @state remember, for the caller's own TID in
- * @word, a struct pid other than the caller's? A live thread's TID is
- * unique, so that pid's task is gone: the word names an owner that died
- * holding it, and the caller was given its TID since.
+/**
+ * tofutex_owner_reused() - does the word name a dead owner whose TID the
+ * caller was given?
+ * @state: the word's state, with state->lock held
+ * @word:  the word as read under state->lock
+ *
+ * That is: does @state remember, for the caller's own TID in @word, a
+ * struct pid other than the caller's? A live thread's TID is unique, so
+ * that pid's task is gone: the word names an owner that died holding it,
+ * and the caller was given its TID since. For LOCK and RDLOCK/WRLOCK
+ * (which take such a word over) and RWUNLOCK (which refuses to release
+ * it: the lock is not the caller's).
+ *
+ * Return: true when it does.
  */
-static bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
+bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
 {
 	lockdep_assert_held(&state->lock);
 	return (word & TOFUTEX_WAITERS) && state->owner &&
@@ -187,23 +203,25 @@ static bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
 	       state->owner != task_pid(current);
 }
 
-/* One try of tofutex_owner_take_reused(), under state->lock. */
-static int tofutex_owner_take_reused_once(struct tofutex_state *state,
-					  u32 *word, struct pid **old)
+/*
+ * One try of tofutex_owner_take(), under state->lock: @reused only from
+ * a dead owner whose TID the caller was given.
+ */
+static int tofutex_owner_take_once(struct tofutex_state *state, u32 *word,
+				   u32 newval, bool reused, struct pid **old)
 {
 	u32 cur;
 	int ret;
 
 	spin_lock(&state->lock);
-	if (!tofutex_owner_reused(state, *word)) {
+	if (reused && !tofutex_owner_reused(state, *word)) {
 		spin_unlock(&state->lock);
 		return -EDEADLK;
 	}
-	ret = tofutex_word_cmpxchg_inatomic(state->uaddr, &cur, *word,
-					    *word | TOFUTEX_OWNER_DIED);
+	ret = tofutex_word_cmpxchg_inatomic(state->uaddr, &cur, *word, newval);
 	if (!ret && cur == *word) {
 		*old = tofutex_owner_clear(state);
-		*word |= TOFUTEX_OWNER_DIED;
+		*word = newval;
 		ret = 1;
 	} else if (!ret) {
 		*word = cur;
@@ -214,17 +232,54 @@ static int tofutex_owner_take_reused_once(struct tofutex_state *state,
 }
 
 /**
- * tofutex_owner_take_reused() - LOCK found its own TID in the word: take
- * the word over if that TID was a dead owner's
- * @table: the caller's process table
- * @uaddr: the lock word
- * @word:  in: the word as read, naming the caller; out: the value taken
- *         (with OWNER_DIED), or the value found when it changed
- * @dl:    the caller's deadline, bounding a fault-in
+ * tofutex_owner_take() - take a word from an owner judged dead
+ * @state:  the word's state, with a use held
+ * @word:   in: the value judged; out: @newval when taken, or the value
+ *          found when it changed
+ * @newval: the value to write
+ * @reused: take it only if the word names a dead owner whose TID the
+ *          caller was given (tofutex_owner_reused())
+ * @dl:     the caller's deadline, bounding a fault-in
  *
- * The word is taken with its WAITERS bit kept (others wait) and
- * OWNER_DIED added, and the remembered owner is forgotten in the same
- * hold of state->lock, so that no waiter judges the new owner dead by it.
+ * The cmpxchg from exactly @word is the re-check, and the remembered
+ * owner is forgotten in the same hold of state->lock, so that no waiter
+ * judges the word's next owner by it.
+ *
+ * Return: 1 when taken, -EAGAIN when the word changed, -EDEADLK when
+ * @reused and the word is the caller's own, or an error of the fault-in.
+ */
+int tofutex_owner_take(struct tofutex_state *state, u32 *word, u32 newval,
+		       bool reused, const struct tofutex_deadline *dl)
+{
+	struct pid *old = NULL;
+	int ret;
+
+	for (;;) {
+		ret = tofutex_owner_take_once(state, word, newval, reused,
+					      &old);
+		if (ret != -EFAULT)
+			break;
+		ret = tofutex_word_fault_in_until(state->uaddr, true, dl);
+		if (ret)
+			break;
+	}
+	put_pid(old);
+	return ret;
+}
+
+/**
+ * tofutex_owner_take_reused() - LOCK, RDLOCK or WRLOCK found its own TID
+ * in the word: take the word over if that TID was a dead owner's
+ * @table:  the caller's process table
+ * @uaddr:  the lock word
+ * @kind:   TOFUTEX_STATE_LOCK or TOFUTEX_STATE_RWLOCK
+ * @word:   in: the word as read, naming the caller; out: @newval when
+ *          taken, or the value found when it changed
+ * @newval: the word the caller holds it with: for LOCK, @word with
+ *          OWNER_DIED added; for a reader/writer lock, the caller as
+ *          writer or as its one reader; WAITERS kept (others wait)
+ * @dl:     the caller's deadline, bounding a fault-in
+ *
  * A word without a state, or without WAITERS, tells nothing: it is the
  * caller's own.
  *
@@ -232,26 +287,18 @@ static int tofutex_owner_take_reused_once(struct tofutex_state *state,
  * -EAGAIN when it changed, or an error of the fault-in.
  */
 int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
-			      u32 *word, const struct tofutex_deadline *dl)
+			      enum tofutex_state_kind kind, u32 *word,
+			      u32 newval, const struct tofutex_deadline *dl)
 {
 	struct tofutex_state *state;
-	struct pid *old = NULL;
 	int ret;
 
 	if (!(*word & TOFUTEX_WAITERS))
 		return -EDEADLK;
-	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
+	state = tofutex_state_get(table, uaddr, kind, false);
 	if (IS_ERR_OR_NULL(state))
 		return -EDEADLK;
-	for (;;) {
-		ret = tofutex_owner_take_reused_once(state, word, &old);
-		if (ret != -EFAULT)
-			break;
-		ret = tofutex_word_fault_in_until(uaddr, true, dl);
-		if (ret)
-			break;
-	}
+	ret = tofutex_owner_take(state, word, newval, true, dl);
 	tofutex_state_put(table, state);
-	put_pid(old);
 	return ret;
 }

@@ -2,25 +2,33 @@
 /*
  * tofutex - what the lock and release paths of TO locks (lock.c,
  * unlock.c) and reader/writer locks (rwlock.c, rwunlock.c) share: the
- * wait of a queued lock waiter until it may compete, the top waiter's
- * loop around its queue's own pass, and the retry loop of a release with
- * its rule for signals.
+ * slow path of a lock call (its state, joining and leaving the queue,
+ * the wait of a queued waiter until it may compete, the top waiter's loop
+ * around its queue's own pass, forgetting the remembered owner), and the
+ * retry loop of a release with its rule for signals.
  *
  * Lifetimes and locking: nothing here outlives the call; the caller's
  * queue entry and the state it is queued on are the caller's (lock.h,
- * rwlock.h). The top-waiter test and the release pass are the caller's
- * and take state->lock themselves; neither is called with a lock held.
+ * rwlock.h), the state's use taken and dropped here. The join and leave
+ * callbacks run under state->lock, taken here (no other lock is taken
+ * under it); the top-waiter test, the competing pass and the release pass
+ * take state->lock themselves and are called with no lock held.
  */
 #include <linux/errno.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/spinlock.h>
 
+#include "lock.h"
 #include "queue.h"
 #include "tofutex.h"
 
 /**
  * tofutex_queue_wait_for_top() - sleep until the caller may compete
- * @qw: the wait
+ * @ops: the queue's callbacks
+ * @qc:  the call
+ * @arg: the call's own structure
  *
  * The task state is set before the top-waiter test, and whoever makes the
  * caller top waiter (or gives it the lock) does so under state->lock and
@@ -31,22 +39,24 @@
  *
  * Return: 0 when the caller may compete, -ERESTARTSYS or -ETIMEDOUT.
  */
-static int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
+static int tofutex_queue_wait_for_top(const struct tofutex_queue_ops *ops,
+				      struct tofutex_queue_call *qc,
+				      void *arg)
 {
 	int ret;
 
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (qw->is_top(qw->arg))
+		if (ops->is_top(arg))
 			break;
-		ret = tofutex_deadline_interrupted(qw->deadline);
+		ret = tofutex_deadline_interrupted(&qc->deadline);
 		if (ret) {
 			__set_current_state(TASK_RUNNING);
 			return ret;
 		}
-		tofutex_count(qw->table, TOFUTEX_CNT_SLEEPS);
-		(*qw->sleeps)++;
-		tofutex_schedule_until(qw->deadline);
+		tofutex_count(qc->table, TOFUTEX_CNT_SLEEPS);
+		qc->sleeps++;
+		tofutex_schedule_until(&qc->deadline);
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
@@ -54,7 +64,9 @@ static int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
 
 /**
  * tofutex_queue_compete() - the top waiter's loop
- * @qw:  the wait
+ * @ops: the queue's callbacks
+ * @qc:  the call
+ * @arg: the call's own structure
  * @how: out: TOFUTEX_STATUS_* when the word is taken
  *
  * Every decision of a pass is re-checked by the cmpxchg that acts on it,
@@ -66,20 +78,27 @@ static int tofutex_queue_wait_for_top(const struct tofutex_queue_wait *qw)
  *
  * Return: 1 when the caller holds the word, else a negative error.
  */
-static int tofutex_queue_compete(const struct tofutex_queue_wait *qw,
+static int tofutex_queue_compete(const struct tofutex_queue_ops *ops,
+				 struct tofutex_queue_call *qc, void *arg,
 				 u32 *how)
 {
 	u32 word;
 	int ret;
 
 	for (;;) {
-		ret = tofutex_word_read_until(qw->uaddr, &word, qw->deadline);
+		ret = ops->given ? ops->given(arg, how) : 0;
+		if (ret) {
+			tofutex_debug_window_now(TOFUTEX_WINDOW_GIVEN,
+						 qc->uaddr);
+			return ret;
+		}
+		ret = tofutex_word_read_until(qc->uaddr, &word, &qc->deadline);
 		if (ret)
 			return ret;
-		ret = qw->compete(qw->arg, word, how);
+		ret = ops->compete(arg, word, how);
 		if (ret)
 			return ret;
-		ret = tofutex_deadline_interrupted(qw->deadline);
+		ret = tofutex_deadline_interrupted(&qc->deadline);
 		if (ret)
 			return ret;
 		cond_resched();
@@ -87,24 +106,61 @@ static int tofutex_queue_compete(const struct tofutex_queue_wait *qw,
 }
 
 /**
- * tofutex_queue_wait_and_compete() - a queued lock call, from the queue
- * to the word
- * @qw:  the wait
+ * tofutex_queue_lock() - the slow path of LOCK, RDLOCK and WRLOCK
+ * @ops: the queue's callbacks
+ * @qc:  the call, with @table, @uaddr and @deadline set; @state is set
+ *       here, and its use dropped before the return
+ * @arg: the call's own structure, which @qc heads, for the callbacks
  * @how: out: TOFUTEX_STATUS_* when the word is taken
  *
- * LOCK's, RDLOCK's and WRLOCK's path between queuing and leaving the
- * queue: wait until top waiter, then compete until the word is the
- * caller's or the call ends.
+ * Find or create the word's state, join its queue, wait until top
+ * waiter, compete until the word is the caller's or the call ends, and
+ * leave the queue; the lock given to the caller (a hand-off or grant)
+ * is never lost, however the call ended. The owner the state remembers
+ * (owner.c) is forgotten in the same hold of state->lock as a leave that
+ * holds the word: the word changed hands in the kernel. The waiter that the leave made top
+ * is woken after state->lock is dropped; it cannot be lost, as
+ * tofutex_queue_wait_for_top() explains.
  *
- * Return: 1 when the caller holds the word, else a negative error
- * (-ERESTARTSYS, -ETIMEDOUT, or one of @qw->compete or of the fault-in).
+ * Return: 0 when the caller holds the word, else a negative error
+ * (-ENOMEM, -EINVAL for a state of another kind, -ERESTARTSYS,
+ * -ETIMEDOUT, or one of @ops->compete or of the fault-in).
  */
-int tofutex_queue_wait_and_compete(const struct tofutex_queue_wait *qw,
-				   u32 *how)
+int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
+		       struct tofutex_queue_call *qc, void *arg, u32 *how)
 {
-	int ret = tofutex_queue_wait_for_top(qw);
+	struct task_struct *wake = NULL;
+	struct tofutex_state *state;
+	struct pid *old = NULL;
+	int ret;
 
-	return ret ? ret : tofutex_queue_compete(qw, how);
+	state = tofutex_state_get(qc->table, qc->uaddr, ops->kind, true);
+	if (IS_ERR(state))
+		return PTR_ERR(state);
+	qc->state = state;
+	qc->since = tofutex_trace_contended(qc->uaddr, qc->op);
+	spin_lock(&state->lock);
+	ops->join(arg);
+	spin_unlock(&state->lock);
+
+	ret = tofutex_queue_wait_for_top(ops, qc, arg);
+	if (!ret)
+		ret = tofutex_queue_compete(ops, qc, arg, how);
+
+	spin_lock(&state->lock);
+	/* A hand-off or grant that raced with the end of the call holds. */
+	if (ret < 0 && ops->given && ops->given(arg, how))
+		ret = 1;
+	ops->leave(arg, &wake);
+	if (ret > 0)
+		old = tofutex_owner_clear(state);
+	spin_unlock(&state->lock);
+	put_pid(old);
+	tofutex_wake_task(wake);
+	if (ret > 0 && ops->taken)
+		ops->taken(arg);
+	tofutex_state_put(qc->table, state);
+	return ret < 0 ? ret : 0;
 }
 
 /*

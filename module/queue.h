@@ -19,32 +19,61 @@
 
 /* queue.c */
 
+struct task_struct;
+
 /**
- * struct tofutex_queue_wait - a queued waiter's wait to become top
- * waiter, and its loop as top waiter
- * @table:    the caller's process table, for the statistics
+ * struct tofutex_queue_call - what every LOCK, RDLOCK or WRLOCK call has,
+ * at the head of its own call structure (lock.h, rwlock.c)
+ * @table:    the caller's process table
+ * @state:    the word's state, with a use held while the call is queued
  * @uaddr:    the word
  * @deadline: when the call gives up; it also bounds every fault-in
- * @sleeps:   the call's sleep count, counted up per sleep
- * @is_top:   whether the caller may compete now (or need not: it was
- *            given the lock); takes state->lock itself
- * @compete:  one pass of the top waiter on the word as just read: 1 when
- *            the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
- *            to look again, else a negative error
- * @arg:      the argument of @is_top and @compete
+ * @sleeps:   how often the caller slept
+ * @op:       TOFUTEX_OP_LOCK, _RDLOCK or _WRLOCK, for the trace
+ * @since:    when it queued, for tofutex_lock_acquired; 0 untraced
+ *            (trace.c)
  */
-struct tofutex_queue_wait {
+struct tofutex_queue_call {
 	struct tofutex_table *table;
+	struct tofutex_state *state;
 	u32 __user *uaddr;
-	const struct tofutex_deadline *deadline;
-	unsigned int *sleeps;
-	bool (*is_top)(void *arg);
-	int (*compete)(void *arg, u32 word, u32 *how);
-	void *arg;
+	struct tofutex_deadline deadline;
+	unsigned int sleeps;
+	enum tofutex_op op;
+	u64 since;
 };
 
-int tofutex_queue_wait_and_compete(const struct tofutex_queue_wait *qw,
-				   u32 *how);
+/**
+ * struct tofutex_queue_ops - one kind of queue's part of the slow path
+ * (tofutex_queue_lock()); each callback gets the call's own structure
+ * @kind:    the state's kind (TOFUTEX_STATE_LOCK or _RWLOCK)
+ * @join:    under state->lock: queue the caller's waiter
+ * @is_top:  whether the caller may compete now (or need not: it was given
+ *           the lock); takes state->lock itself
+ * @given:   1 when another task gave the lock to the caller (@how set),
+ *           else 0; looked at before each read of the word, so that a
+ *           caller that holds the word already does not touch it (its
+ *           page may have gone meanwhile), and under state->lock when
+ *           the call ends
+ * @compete: one pass of the top waiter on the word as just read: 1 when
+ *           the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
+ *           to look again, else a negative error
+ * @leave:   under state->lock: take the caller's waiter off the queue;
+ *           *@wake the waiter it made top (reference held), or NULL
+ * @taken:   optional: after the caller left the queue holding the word
+ */
+struct tofutex_queue_ops {
+	enum tofutex_state_kind kind;
+	void (*join)(void *arg);
+	bool (*is_top)(void *arg);
+	int (*given)(void *arg, u32 *how);
+	int (*compete)(void *arg, u32 word, u32 *how);
+	void (*leave)(void *arg, struct task_struct **wake);
+	void (*taken)(void *arg);
+};
+
+int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
+		       struct tofutex_queue_call *qc, void *arg, u32 *how);
 
 /**
  * typedef tofutex_release_pass_t - one attempt of a release

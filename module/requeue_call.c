@@ -329,12 +329,25 @@ static int tofutex_requeue_run(struct tofutex_requeue_call *rc)
 	}
 }
 
+/*
+ * Read a word before anything was done: a fault-in that waited and was
+ * interrupted restarts the call, as in tofutex_requeue_retry().
+ */
+static int tofutex_requeue_read(u32 __user *uaddr, u32 *val)
+{
+	int ret = tofutex_word_read(uaddr, val);
+
+	return ret == -ERESTARTSYS ? -ERESTARTNOINTR : ret;
+}
+
 /**
  * tofutex_requeue() - look the states up and run REQUEUE
  * @rc: the call, with its arguments set
  *
  * No state for the wait word means nobody waits: only the value is
  * checked. The lock's state is created only when waiters may be moved.
+ * A lock word held by readers is refused first, however many wait (a
+ * later change to it is caught by tofutex_requeue_arm()).
  *
  * Return: 0, -EAGAIN, -EFAULT, -ENOMEM, or -EINVAL when a word is in use
  * as the other kind (the lock word also when readers hold it).
@@ -344,12 +357,20 @@ static int tofutex_requeue(struct tofutex_requeue_call *rc)
 	u32 cur;
 	int ret;
 
+	/* Whether or not anyone waits, as tofutex_requeue_arm() would. */
+	if (rc->move_left) {
+		ret = tofutex_requeue_read(rc->lock_uaddr, &cur);
+		if (ret)
+			return ret;
+		if (tofutex_word_reader_held(cur))
+			return -EINVAL;
+	}
 	rc->cond = tofutex_state_get(rc->table, rc->uaddr, TOFUTEX_STATE_WAIT,
 				     false);
 	if (IS_ERR(rc->cond))
 		return PTR_ERR(rc->cond);
 	if (!rc->cond) {
-		ret = tofutex_word_read(rc->uaddr, &cur);
+		ret = tofutex_requeue_read(rc->uaddr, &cur);
 		return ret ? ret : cur == rc->val ? 0 : -EAGAIN;
 	}
 	if (rc->move_left) {

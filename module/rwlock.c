@@ -32,7 +32,11 @@
  *   the writer every owner_check_ns: a writer that exited (a TID that names
  *   no thread, or an exiting one) has its TID cleared, and the caller
  *   reports TOFUTEX_STATUS_OWNER_DIED when it takes the word; a TID of
- *   another process's thread fails with -EPERM, as for TO locks;
+ *   another process's thread fails with -EPERM, as for TO locks. The
+ *   writer is remembered across TID reuse as a TO lock's owner is
+ *   (owner.c, one record per state): the thread given a dead writer's
+ *   TID takes the word over with RDLOCK or WRLOCK, and its RWUNLOCK fails
+ *   with -EPERM (rwunlock.c);
  * - as a writer on a reader-owned word, spins while the reader count keeps
  *   moving: the spin ends once the word stood still for spin_ns, the
  *   price of a sleep and wake-up (lock.c explains the figure). Readers
@@ -85,7 +89,7 @@
  * absolute, so a restart does not extend it). A fault-in of the word's
  * page that must wait (userfaultfd) ends the same way, and at the
  * deadline, as LOCK's does (uaccess.c): every user access here that may
- * fault passes c->deadline.
+ * fault passes c->q.deadline.
  */
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -102,26 +106,13 @@
 
 /**
  * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
- * @table:      the caller's process table
- * @state:      the word's state, with a use held
- * @uaddr:      the word
- * @deadline:   when the call gives up
+ * @q:          the table, state, word, deadline and sleep count (queue.h)
  * @waiter:     the caller's queue entry
- * @sleeps:     how often the caller slept
- * @since:      when it queued, for tofutex_lock_acquired; 0 untraced
- *              (trace.c)
- * @op:         TOFUTEX_OP_RDLOCK or TOFUTEX_OP_WRLOCK, for the trace
  * @owner_died: the caller cleared a dead writer's TID
  */
 struct tofutex_rw_call {
-	struct tofutex_table *table;
-	struct tofutex_state *state;
-	u32 __user *uaddr;
-	struct tofutex_deadline deadline;
+	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
-	unsigned int sleeps;
-	u64 since;
-	enum tofutex_op op;
 	bool owner_died;
 };
 
@@ -182,7 +173,7 @@ static bool tofutex_rw_granted(struct tofutex_rw_call *c)
 /* Why a sleep must end now rather than begin: a signal or the deadline. */
 static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
 {
-	return tofutex_deadline_interrupted(&c->deadline);
+	return tofutex_deadline_interrupted(&c->q.deadline);
 }
 
 /* When the caller starves (ns, monotonic). */
@@ -225,24 +216,26 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 		__set_current_state(TASK_RUNNING);
 		return 0;
 	}
-	ret = tofutex_word_cmpxchg_inatomic(c->uaddr, &cur, word,
+	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word,
 					    word | TOFUTEX_WAITERS);
 	if (ret || cur != word) {
 		__set_current_state(TASK_RUNNING);
-		return ret ? tofutex_word_fault_in_until(c->uaddr, true,
-							 &c->deadline) : 0;
+		return ret ? tofutex_word_fault_in_until(c->q.uaddr, true,
+							 &c->q.deadline) : 0;
 	}
+	if (owner)
+		tofutex_owner_seen(c->q.state, word, owner);
 	ret = tofutex_rw_interrupted(c);
 	if (ret || (owner && (READ_ONCE(owner->flags) & PF_EXITING))) {
 		__set_current_state(TASK_RUNNING);
 		return ret;
 	}
-	tofutex_count(c->table, TOFUTEX_CNT_SLEEPS);
-	c->sleeps++;
+	tofutex_count(c->q.table, TOFUTEX_CNT_SLEEPS);
+	c->q.sleeps++;
 	if (max_ns)
-		tofutex_schedule_poll(&c->deadline, max_ns);
+		tofutex_schedule_poll(&c->q.deadline, max_ns);
 	else
-		tofutex_schedule_until(&c->deadline);
+		tofutex_schedule_until(&c->q.deadline);
 	return 0;
 }
 
@@ -272,9 +265,9 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
 
 	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
 		starve_at = tofutex_rw_starve_at(c);
-	tofutex_count(c->table, TOFUTEX_CNT_SPINS);
+	tofutex_count(c->q.table, TOFUTEX_CNT_SPINS);
 	for (;;) {
-		ret = tofutex_word_read_until(c->uaddr, word, &c->deadline);
+		ret = tofutex_word_read_until(c->q.uaddr, word, &c->q.deadline);
 		if (ret)
 			return ret;
 		now = ktime_get_ns();
@@ -308,21 +301,21 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 	u32 cur;
 	int ret;
 
-	owner = tofutex_owner_by_tid(tofutex_rw_tid(word));
+	owner = tofutex_owner_get(c->q.state, word);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
 		/* The exact value judged dead, or nothing. */
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word, 0,
-						 &c->deadline);
-		if (!ret && cur == word)
+		ret = tofutex_owner_take(c->q.state, &word, 0, false,
+					 &c->q.deadline);
+		if (ret == 1)
 			c->owner_died = true;
-		return ret;
+		return ret == -EAGAIN || ret == 1 ? 0 : ret;
 	}
 	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, word,
 						 word | TOFUTEX_WAITERS,
-						 &c->deadline);
+						 &c->q.deadline);
 		if (ret || cur != word)
 			goto out;
 		word |= TOFUTEX_WAITERS;
@@ -360,8 +353,8 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 	int ret;
 
 	while (tofutex_rw_readers(*word) && (*word & bits) != bits) {
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, *word,
-						 *word | bits, &c->deadline);
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, *word,
+						 *word | bits, &c->q.deadline);
 		if (ret)
 			return ret;
 		if (cur == *word) {
@@ -419,23 +412,26 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
  */
 static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_state *state = c->q.state;
 	struct task_struct *top = NULL;
 	int ret;
 
 	spin_lock(&state->lock);
-	ret = tofutex_word_read_inatomic(c->uaddr, &word);
+	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (!ret && tofutex_rw_tid(word))
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
-		ret = tofutex_rw_grant_readers(state, c->uaddr, word,
+		ret = tofutex_rw_grant_readers(state, c->q.uaddr, word,
 					       tofutex_rw_readers(word), &top);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	tofutex_wake_task(top);
 	if (ret == -EFAULT)
-		return tofutex_word_fault_in_until(c->uaddr, true, &c->deadline);
+		return tofutex_word_fault_in_until(c->q.uaddr, true, &c->q.deadline);
+	/* RDLOCK's error for a full count. */
+	if (ret == -EOVERFLOW)
+		return -EAGAIN;
 	return ret == TOFUTEX_RW_CHANGED ? 0 : ret;
 }
 
@@ -464,8 +460,8 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 		ret = tofutex_rw_take_readers(c, word);
 	} else if (tofutex_rw_free(word)) {
 		/* The top waiter leaves: WAITERS and RW_HANDOFF go. */
-		ret = tofutex_word_cmpxchg_until(c->uaddr, &cur, word,
-						 c->waiter.vpid, &c->deadline);
+		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, word,
+						 c->waiter.vpid, &c->q.deadline);
 		if (!ret)
 			ret = cur == word;
 	} else {
@@ -473,8 +469,25 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 	}
 	if (ret == 1)
 		*how = c->owner_died ? TOFUTEX_STATUS_OWNER_DIED :
-		       c->sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
+		       c->q.sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
 	return ret;
+}
+
+/**
+ * tofutex_rw_given() - was the call given the lock? (queue.c)
+ * @arg: the call, a struct tofutex_rw_call
+ * @how: out: TOFUTEX_STATUS_HANDOFF when it was
+ *
+ * Return: 1 when the caller holds the word, else 0.
+ */
+static int tofutex_rw_given(void *arg, u32 *how)
+{
+	struct tofutex_rw_call *c = arg;
+
+	if (!tofutex_rw_granted(c))
+		return 0;
+	*how = TOFUTEX_STATUS_HANDOFF;
+	return 1;
 }
 
 /**
@@ -489,11 +502,11 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 {
 	struct tofutex_rw_call *c = arg;
+	int ret = tofutex_rw_given(arg, how);
 
-	if (tofutex_rw_granted(c)) {
-		*how = TOFUTEX_STATUS_HANDOFF;
-		return 1;
-	}
+	if (ret)
+		return ret;
+	tofutex_debug_window(TOFUTEX_WINDOW_COMPETE, c->q.uaddr, word);
 	return tofutex_rw_compete_once(c, word, how);
 }
 
@@ -501,7 +514,7 @@ static int tofutex_rw_compete(void *arg, u32 word, u32 *how)
 static bool tofutex_rw_is_top(void *arg)
 {
 	struct tofutex_rw_call *c = arg;
-	struct tofutex_state *state = c->state;
+	struct tofutex_state *state = c->q.state;
 	bool top;
 
 	spin_lock(&state->lock);
@@ -510,89 +523,83 @@ static bool tofutex_rw_is_top(void *arg)
 	return top;
 }
 
-static void tofutex_rw_enqueue(struct tofutex_rw_call *c)
+/* Join the queue, under state->lock (queue.c). */
+static void tofutex_rw_join(void *arg)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_rw_call *c = arg;
 
 	c->waiter.task = current;
 	c->waiter.since = ktime_get_ns();
-	spin_lock(&state->lock);
-	list_add_tail(&c->waiter.node, &state->waiters);
-	spin_unlock(&state->lock);
+	INIT_LIST_HEAD(&c->waiter.wake_node);
+	list_add_tail(&c->waiter.node, &c->q.state->waiters);
 }
 
 /**
- * tofutex_rw_dequeue() - leave the queue, waking the next waiter
- * @c:   the call
- * @ret: the result so far
- * @how: the status so far; HANDOFF when a grant raced with a signal or
- *       the deadline
+ * tofutex_rw_leave() - leave the queue, waking the next waiter
+ * @arg:  the call, a struct tofutex_rw_call
+ * @wake: out: the waiter that is top now, or NULL
  *
- * Return: @ret, or 1 when the caller was given the lock meanwhile: a
- * grant is never lost.
+ * Under state->lock (queue.c).
  */
-static int tofutex_rw_dequeue(struct tofutex_rw_call *c, int ret, u32 *how)
+static void tofutex_rw_leave(void *arg, struct task_struct **wake)
 {
-	struct tofutex_state *state = c->state;
+	struct tofutex_rw_call *c = arg;
+	struct tofutex_state *state = c->q.state;
 	struct tofutex_rw_waiter *next;
-	struct task_struct *wake = NULL;
 	bool was_top;
 
-	spin_lock(&state->lock);
-	if (ret < 0 && c->waiter.granted) {
-		ret = 1;
-		*how = TOFUTEX_STATUS_HANDOFF;
-	}
+	*wake = NULL;
 	was_top = tofutex_rw_first(state) == &c->waiter;
 	list_del(&c->waiter.node);
+	/* Given the word and not woken yet: nobody need wake it now. */
+	list_del_init(&c->waiter.wake_node);
 	if (was_top) {
 		next = tofutex_rw_first(state);
 		if (next)
-			wake = get_task_struct(next->task);
+			*wake = get_task_struct(next->task);
 	}
-	spin_unlock(&state->lock);
-	tofutex_wake_task(wake);
-	return ret;
 }
 
+/* RDLOCK's and WRLOCK's slow path: queue.c's, shared with LOCK. */
+static const struct tofutex_queue_ops tofutex_rw_ops = {
+	.kind = TOFUTEX_STATE_RWLOCK,
+	.join = tofutex_rw_join,
+	.is_top = tofutex_rw_is_top,
+	.given = tofutex_rw_given,
+	.compete = tofutex_rw_compete,
+	.leave = tofutex_rw_leave,
+};
+
 /**
- * tofutex_rw_lock_slow() - queue on the word's state and compete for it
- * @c:   the call
- * @how: out: TOFUTEX_STATUS_* when taken
+ * tofutex_rw_take_reused() - the caller's own TID is the writer's: take
+ * the word over if that TID was a dead writer's
+ * @table: the caller's process table
+ * @uaddr: the word
+ * @write: for writing
+ * @word:  in: the word as read; out: as taken or found
+ * @dl:    the caller's deadline, bounding a fault-in
+ * @how:   out: TOFUTEX_STATUS_OWNER_DIED when taken
  *
- * The wait until top waiter (or given the lock) and the top waiter's loop
- * are queue.c's, shared with LOCK. Both a promotion and a grant wake the
- * caller after state->lock is dropped (queue.c explains why none is
- * lost).
+ * As LOCK does (owner.c): the caller keeps the word as its writer, or
+ * makes it its one reader's; WAITERS stays for those who wait.
  *
- * Return: 0 when the caller holds the word, else a negative error.
+ * Return: 1 when taken, -EDEADLK when the write lock is the caller's own,
+ * TOFUTEX_RW_CHANGED, or an error of the fault-in.
  */
-static int tofutex_rw_lock_slow(struct tofutex_rw_call *c, u32 *how)
+static int tofutex_rw_take_reused(struct tofutex_table *table,
+				  u32 __user *uaddr, bool write, u32 *word,
+				  const struct tofutex_deadline *dl, u32 *how)
 {
-	const struct tofutex_queue_wait qw = {
-		.table = c->table,
-		.uaddr = c->uaddr,
-		.deadline = &c->deadline,
-		.sleeps = &c->sleeps,
-		.is_top = tofutex_rw_is_top,
-		.compete = tofutex_rw_compete,
-		.arg = c,
-	};
+	u32 newval = *word;
 	int ret;
 
-	c->state = tofutex_state_get(c->table, c->uaddr, TOFUTEX_STATE_RWLOCK,
-				     true);
-	if (IS_ERR(c->state))
-		return PTR_ERR(c->state);
-
-	c->since = tofutex_trace_contended(c->uaddr, c->op);
-	tofutex_rw_enqueue(c);
-	ret = tofutex_queue_wait_and_compete(&qw, how);
-	if (tofutex_rw_granted(c))
-		tofutex_debug_window_now(TOFUTEX_WINDOW_RW_GRANTED, c->uaddr);
-	ret = tofutex_rw_dequeue(c, ret, how);
-	tofutex_state_put(c->table, c->state);
-	return ret < 0 ? ret : 0;
+	if (!write)
+		newval = TOFUTEX_RW_SHARED | 1 | (*word & TOFUTEX_WAITERS);
+	ret = tofutex_owner_take_reused(table, uaddr, TOFUTEX_STATE_RWLOCK,
+					word, newval, dl);
+	if (ret == 1)
+		*how = TOFUTEX_STATUS_OWNER_DIED;
+	return ret == -EAGAIN ? TOFUTEX_RW_CHANGED : ret;
 }
 
 /**
@@ -611,12 +618,12 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 			   u32 *status)
 {
 	struct tofutex_rw_call c = {
-		.table = table,
-		.uaddr = uaddr,
-		.deadline = *deadline,
+		.q.table = table,
+		.q.uaddr = uaddr,
+		.q.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 		.waiter.write = write,
-		.op = write ? TOFUTEX_OP_WRLOCK : TOFUTEX_OP_RDLOCK,
+		.q.op = write ? TOFUTEX_OP_WRLOCK : TOFUTEX_OP_RDLOCK,
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
@@ -625,14 +632,17 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	if (ret)
 		return ret;
 	ret = tofutex_rw_take(uaddr, c.waiter.vpid, write, &word, deadline);
+	if (ret == -EDEADLK)
+		ret = tofutex_rw_take_reused(table, uaddr, write, &word,
+					     deadline, &how);
 	if (ret == 1)
 		ret = 0;
 	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)
 		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
-			tofutex_rw_lock_slow(&c, &how);
+			tofutex_queue_lock(&tofutex_rw_ops, &c.q, &c, &how);
 
-	tofutex_lock_result(table, uaddr, c.op, ret, how, c.sleeps, c.since,
-			    status);
+	tofutex_lock_result(table, uaddr, c.q.op, ret, how, c.q.sleeps,
+			    c.q.since, status);
 	return ret;
 }
 

@@ -4,8 +4,8 @@
  * (TOFUTEX_IOC_RDLOCK, WRLOCK) and rwunlock.c (TOFUTEX_IOC_RWUNLOCK); no
  * other file uses it.
  *
- * Locking and lifetimes: state->lock protects state->waiters and every
- * waiter's @granted and @wake_taken. A waiter is on the list only while
+ * Locking and lifetimes: state->lock protects state->waiters,
+ * state->to_wake and every waiter's @granted and @wake_node. A waiter is on the list only while
  * its task is inside RDLOCK or WRLOCK holding a use of the state, so
  * whoever finds it there under state->lock may take a reference on its
  * task and wake it after dropping the lock (lock.h's tofutex_wake_task()).
@@ -38,17 +38,18 @@
  * @task:       the waiting task
  * @vpid:       its TID, as written into the word for a writer
  * @write:      it wants the word for writing
+ * @wake_node:  entry in state->to_wake from the grant until a waker takes
+ *              it (or the waiter leaves first); empty otherwise
  * @granted:    the lock was given to it: it holds the word now
- * @wake_taken: a granter took a reference to wake it
  * @since:      when it queued (ns, monotonic)
  */
 struct tofutex_rw_waiter {
 	struct list_head node;
+	struct list_head wake_node;
 	struct task_struct *task;
 	u32 vpid;
 	bool write;
 	bool granted;
-	bool wake_taken;
 	u64 since;
 };
 

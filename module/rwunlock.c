@@ -12,7 +12,13 @@
  * and wakes the writer top waiter, which then takes the word unless a
  * thief was faster: throughput first, as for TO locks. A word with no
  * state is released under the bucket lock (tofutex_state_get_or()), as
- * unlock.c explains.
+ * unlock.c explains. A word whose state is of another kind (a program
+ * that also used it with LOCK, WAIT or as REQUEUE's lock word) has no
+ * reader or writer queued either - an RWLOCK state cannot be made beside
+ * it - and is released the same way, without the bucket lock: the
+ * release is a cmpxchg from the value read, so a waiter that changes the
+ * word first makes it look again. Refusing it would leave the caller's
+ * lock held for ever, and the other kind's waiters waiting for it.
  *
  * Locking: the word is read and released under state->lock, so that the
  * waiters found there are the ones the release is for; user words are
@@ -85,42 +91,55 @@ tofutex_rw_first_writer(struct tofutex_state *state)
  * One cmpxchg adds every reader that is queued and not yet given the lock
  * to the count, those behind a writer too: queued readers enter together.
  * The first writer left in the queue becomes top waiter. If it starves
- * already, the new word has RW_HANDOFF and WAITERS: readers that arrive
- * now queue behind it, and the last reader out hands it the word. Else
- * both bits go (a stale RW_HANDOFF of a writer that gave up, WAITERS that
- * only a top waiter relies on): the writer sets them itself as top
- * waiter. The caller wakes the readers with tofutex_rw_wake_granted()
- * after dropping state->lock.
+ * already, only the readers ahead of it are given the word (those behind
+ * it wait for it, so that it waits only for the readers it found: the
+ * bound of rwlock.c, "Writers do not starve"), and the new word has
+ * RW_HANDOFF and WAITERS: readers that arrive now queue behind it, and
+ * the last reader out hands it the word. Else both bits go (a stale
+ * RW_HANDOFF of a writer that gave up, WAITERS that only a top waiter
+ * relies on): the writer sets them itself as top waiter. The readers
+ * given the word go on state->to_wake, in queue order; the caller wakes
+ * them with tofutex_rw_wake_granted() after dropping state->lock.
  *
- * Return: 1 when given, TOFUTEX_RW_CHANGED, -EAGAIN when the count would
- * overflow, -EFAULT.
+ * Return: 1 when given, TOFUTEX_RW_CHANGED, -EOVERFLOW when the count
+ * would overflow (not -EAGAIN, which a release's retry loop would take
+ * for a changed word), -EFAULT.
  */
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 			     u32 word, u32 held, struct task_struct **top)
 {
-	struct tofutex_rw_waiter *w, *writer;
+	struct tofutex_rw_waiter *w, *writer, *stop = NULL;
 	u32 n = 0, newval, cur;
 
 	lockdep_assert_held(&state->lock);
 	*top = NULL;
-	list_for_each_entry(w, &state->waiters, node)
+	writer = tofutex_rw_first_writer(state);
+	newval = TOFUTEX_RW_SHARED;
+	if (writer && tofutex_rw_waited(writer, ktime_get_ns())) {
+		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
+		stop = writer;
+	}
+	list_for_each_entry(w, &state->waiters, node) {
+		if (w == stop)
+			break;
 		if (!w->write && !w->granted)
 			n++;
+	}
 	if (n > TOFUTEX_RW_COUNT_MASK - held)
-		return -EAGAIN;
-	writer = tofutex_rw_first_writer(state);
-	newval = TOFUTEX_RW_SHARED | (held + n);
-	if (writer && tofutex_rw_waited(writer, ktime_get_ns()))
-		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
+		return -EOVERFLOW;
+	newval |= held + n;
 	if (tofutex_word_cmpxchg_inatomic(uaddr, &cur, word, newval))
 		return -EFAULT;
 	if (cur != word)
 		return TOFUTEX_RW_CHANGED;
 	list_for_each_entry(w, &state->waiters, node) {
-		if (w->write)
+		if (w == stop)
+			break;
+		if (w->write || w->granted)
 			continue;
 		/* After the cmpxchg: tofutex_rw_granted() reads it unlocked. */
 		smp_store_release(&w->granted, true);
+		list_add_tail(&w->wake_node, &state->to_wake);
 	}
 	trace_tofutex_rw_grant(uaddr, n, held, NULL);
 	if (writer)
@@ -132,12 +151,14 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
  * tofutex_rw_wake_granted() - wake the readers given the lock
  * @state: the word's state, with a use held and state->lock not held
  *
- * Takes at most a batch of waiters per hold of state->lock and wakes them
- * after dropping it, with a scheduling point between batches. A granted
- * waiter holds the lock and must be woken whatever happens to the caller
- * (no fatal-signal exit): each waiter is granted once and its wake-up
- * taken once, by whichever granter finds it first, so the loop ends when
- * the readers of the process's own threads granted so far are woken.
+ * Takes at most a batch of waiters per hold of state->lock off the head
+ * of state->to_wake and wakes them after dropping it, with a scheduling
+ * point between batches: each granted waiter is on that list once, and
+ * is taken off by whichever waker comes first (or by itself, leaving), so
+ * the work is linear in the readers given the word. A granted waiter
+ * holds the lock and must be woken whatever happens to the caller, so a
+ * fatal signal does not end the loop; it ends when the list is empty,
+ * which bounds it by the waiting threads of the caller's own process.
  */
 void tofutex_rw_wake_granted(struct tofutex_state *state)
 {
@@ -148,13 +169,14 @@ void tofutex_rw_wake_granted(struct tofutex_state *state)
 	do {
 		n = 0;
 		spin_lock(&state->lock);
-		list_for_each_entry(w, &state->waiters, node) {
-			if (!w->granted || w->wake_taken || w->task == current)
-				continue;
-			w->wake_taken = true;
-			tasks[n++] = get_task_struct(w->task);
-			if (n == TOFUTEX_RW_WAKE_BATCH)
-				break;
+		while (n < TOFUTEX_RW_WAKE_BATCH &&
+		       !list_empty(&state->to_wake)) {
+			w = list_first_entry(&state->to_wake,
+					     struct tofutex_rw_waiter,
+					     wake_node);
+			list_del_init(&w->wake_node);
+			if (w->task != current)
+				tasks[n++] = get_task_struct(w->task);
 		}
 		spin_unlock(&state->lock);
 		for (i = 0; i < n; i++)
@@ -280,6 +302,9 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	lockdep_assert_held(&state->lock);
 	if (tofutex_word_read_inatomic(u->uaddr, &word))
 		return -EFAULT;
+	/* A dead writer's lock is not the thread's given its TID. */
+	if (tofutex_owner_reused(state, word))
+		return -EPERM;
 	newval = tofutex_rw_release(word, u->vpid, &freed);
 	if (newval < 0)
 		return newval;
@@ -317,21 +342,29 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
  * @woken: out: 1 when a waiter was woken
  *
  * Return: as a tofutex_release_pass_t: 0, -EAGAIN, -EFAULT, -EPERM,
- * -EINVAL.
+ * -EINVAL (bit 30), -EOVERFLOW.
  */
 static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 {
 	struct tofutex_rw_unlocker *u = arg;
 	struct tofutex_state *state;
+	struct pid *old = NULL;
 	int ret;
 
 	state = tofutex_state_get_or(u->table, u->uaddr, TOFUTEX_STATE_RWLOCK,
 				     tofutex_rw_unlock_unqueued, u);
+	/* A state of another kind: no reader or writer waits (file head). */
+	if (state == ERR_PTR(-EINVAL))
+		return tofutex_rw_unlock_unqueued(u);
 	if (IS_ERR_OR_NULL(state))
 		return PTR_ERR_OR_ZERO(state);
 	spin_lock(&state->lock);
 	ret = tofutex_rw_unlock_queued(u, state);
+	/* Released: the writer the state remembers has it no more. */
+	if (ret >= 0)
+		old = tofutex_owner_clear(state);
 	spin_unlock(&state->lock);
+	put_pid(old);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	if (ret == 1 || u->wake)

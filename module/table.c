@@ -265,6 +265,7 @@ static struct tofutex_state *tofutex_state_init(struct tofutex_state *state,
 	spin_lock_init(&state->lock);
 	INIT_LIST_HEAD(&state->waiters);
 	INIT_LIST_HEAD(&state->requeued);
+	INIT_LIST_HEAD(&state->to_wake);
 	return state;
 }
 
@@ -436,6 +437,7 @@ void tofutex_state_put(struct tofutex_table *table,
 
 	WARN_ON_ONCE(!list_empty(&state->waiters));
 	WARN_ON_ONCE(!list_empty(&state->requeued));
+	WARN_ON_ONCE(!list_empty(&state->to_wake));
 	put_pid(state->owner);
 	tofutex_state_recycle(table, state);
 	tofutex_live_add(table, -1);

@@ -71,11 +71,14 @@ enum tofutex_state_kind {
  * @requeued: in a LOCK state only: WAIT waiters that TOFUTEX_IOC_REQUEUE
  *           moved here (struct tofutex_word_waiter), in arrival order,
  *           under @lock; see requeue.c
- * @owner:   in a LOCK state only: the struct pid (a reference held) that
+ * @owner:   in a LOCK or RWLOCK state: the struct pid (a reference held) that
  *           @owner_tid named when a waiter first saw it in the word with
  *           WAITERS set, or NULL; under @lock, put when replaced, cleared
  *           or freed with the state; see owner.c
  * @owner_tid: the TID @owner was found by
+ * @to_wake: in an RWLOCK state only: waiters given the word and not yet
+ *           taken for a wake-up (struct tofutex_rw_waiter's @wake_node), in
+ *           the order they were given it, under @lock; see rwunlock.c
  * @releases: in a LOCK state only: kernel releases that found moved
  *           waiters queued, under @lock; read by their poller (requeue.c)
  *
@@ -92,6 +95,7 @@ struct tofutex_state {
 	struct list_head waiters;
 	bool handoff;
 	struct list_head requeued;
+	struct list_head to_wake;
 	struct pid *owner;
 	u32 owner_tid;
 	u32 releases;
@@ -272,12 +276,15 @@ long tofutex_ioc_lock(struct tofutex_table *table,
 /* owner.c */
 
 struct task_struct *tofutex_owner_get(struct tofutex_state *state, u32 word);
-struct task_struct *tofutex_owner_by_tid(u32 tid);
 void tofutex_owner_seen(struct tofutex_state *state, u32 word,
 			struct task_struct *owner);
 struct pid *tofutex_owner_clear(struct tofutex_state *state);
+bool tofutex_owner_reused(struct tofutex_state *state, u32 word);
+int tofutex_owner_take(struct tofutex_state *state, u32 *word, u32 newval,
+		       bool reused, const struct tofutex_deadline *dl);
 int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
-			      u32 *word, const struct tofutex_deadline *dl);
+			      enum tofutex_state_kind kind, u32 *word,
+			      u32 newval, const struct tofutex_deadline *dl);
 
 /* unlock.c */
 
@@ -399,7 +406,7 @@ enum tofutex_window {
 	TOFUTEX_WINDOW_REQUEUE_RELEASE = 6,
 	TOFUTEX_WINDOW_REQUEUE_RESULT = 7,
 	TOFUTEX_WINDOW_SWAP_QUEUED = 8,
-	TOFUTEX_WINDOW_RW_GRANTED = 9,
+	TOFUTEX_WINDOW_GIVEN = 9,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS

@@ -62,14 +62,21 @@
  * (tofutex(3)'s tofutex_mutex_consistent()), and the next owner must be
  * told, as a take of a free word that has it tells it.
  *
+ * A word held by readers of a reader/writer lock is not a TO lock word at
+ * all (tofutex_word_reader_held()): -EINVAL, as LOCK on it, rather than
+ * 0 as for a TO lock stolen meanwhile.
+ *
  * Return: 1 when the top waiter should be woken, 0 when there is nothing
- * to do, -EAGAIN when the word changed under the cmpxchg, -EFAULT.
+ * to do, -EAGAIN when the word changed under the cmpxchg, -EINVAL,
+ * -EFAULT.
  */
 static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 				struct tofutex_waiter *top, bool handoff)
 {
 	u32 tid = tofutex_tid(word), newval, cur;
 
+	if (tofutex_word_reader_held(word))
+		return -EINVAL;
 	if (tid != vpid && tid)
 		return 0;
 	if (top && handoff)
@@ -87,8 +94,9 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
 	if (cur != word)
 		return -EAGAIN;
 	if (top && handoff) {
-		top->handed_off = tofutex_taken_how(newval,
-						    TOFUTEX_STATUS_HANDOFF);
+		/* Read unlocked by the waiter's tofutex_given(). */
+		WRITE_ONCE(top->handed_off,
+			   tofutex_taken_how(newval, TOFUTEX_STATUS_HANDOFF));
 		trace_tofutex_handoff(uaddr, top->task);
 	}
 	return top ? 1 : 0;
@@ -104,12 +112,12 @@ static int tofutex_release_word(u32 __user *uaddr, u32 vpid, u32 word,
  * state remembers (owner.c) is forgotten: the word is no
  * longer its.
  *
- * Return: 0, -EAGAIN when the word changed under the cmpxchg, or -EFAULT
- * when the page must be faulted in.
+ * Return: 0, -EAGAIN when the word changed under the cmpxchg, -EINVAL (a
+ * reader-held word), or -EFAULT when the page must be faulted in.
  */
 static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 {
-	struct tofutex_state *state = lk->state;
+	struct tofutex_state *state = lk->q.state;
 	struct task_struct *wake = NULL;
 	struct tofutex_waiter *top;
 	struct pid *owner = NULL;
@@ -119,9 +127,9 @@ static int tofutex_unlock_queued(struct tofutex_locker *lk, u32 *woken)
 	spin_lock(&state->lock);
 	top = list_first_entry_or_null(&state->waiters, struct tofutex_waiter,
 				       node);
-	ret = tofutex_word_read_inatomic(lk->uaddr, &word);
+	ret = tofutex_word_read_inatomic(lk->q.uaddr, &word);
 	if (!ret)
-		ret = tofutex_release_word(lk->uaddr, lk->waiter.vpid, word,
+		ret = tofutex_release_word(lk->q.uaddr, lk->waiter.vpid, word,
 					   top, state->handoff);
 	if (ret >= 0)
 		owner = tofutex_owner_clear(state);
@@ -159,10 +167,10 @@ static int tofutex_unlock_unqueued(void *arg)
 	struct tofutex_locker *lk = arg;
 	u32 word;
 
-	if (tofutex_word_read_inatomic(lk->uaddr, &word))
+	if (tofutex_word_read_inatomic(lk->q.uaddr, &word))
 		return -EFAULT;
-	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->uaddr, word);
-	return tofutex_release_word(lk->uaddr, lk->waiter.vpid, word, NULL,
+	tofutex_debug_window(TOFUTEX_WINDOW_UNLOCK_UNQUEUED, lk->q.uaddr, word);
+	return tofutex_release_word(lk->q.uaddr, lk->waiter.vpid, word, NULL,
 				    false);
 }
 
@@ -180,13 +188,13 @@ static int tofutex_unlock_pass(void *arg, u32 *woken)
 	struct tofutex_locker *lk = arg;
 	int ret;
 
-	lk->state = tofutex_state_get_or(lk->table, lk->uaddr,
+	lk->q.state = tofutex_state_get_or(lk->q.table, lk->q.uaddr,
 					 TOFUTEX_STATE_LOCK,
 					 tofutex_unlock_unqueued, lk);
-	if (IS_ERR_OR_NULL(lk->state))
-		return PTR_ERR_OR_ZERO(lk->state);
+	if (IS_ERR_OR_NULL(lk->q.state))
+		return PTR_ERR_OR_ZERO(lk->q.state);
 	ret = tofutex_unlock_queued(lk, woken);
-	tofutex_state_put(lk->table, lk->state);
+	tofutex_state_put(lk->q.table, lk->q.state);
 	return ret;
 }
 
@@ -199,15 +207,15 @@ static int tofutex_unlock_pass(void *arg, u32 *woken)
  * The passes, their retries and the restart after a signal are
  * tofutex_release_run()'s (queue.c).
  *
- * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word,
- * -EINTR, -ERESTARTNOINTR.
+ * Return: 0, -EFAULT, -EINVAL when the word is in use as a wait word or
+ * held by readers of a reader/writer lock, -EINTR, -ERESTARTNOINTR.
  */
 static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 			  u32 *woken)
 {
 	struct tofutex_locker lk = {
-		.table = table,
-		.uaddr = uaddr,
+		.q.table = table,
+		.q.uaddr = uaddr,
 		.waiter.vpid = task_pid_vnr(current),
 	};
 	int ret;

@@ -146,25 +146,39 @@ static inline uint32_t word_load(const uint32_t *w)
 	} while (0)
 
 /*
+ * /proc/self/task/@tid/@file into @buf (@size bytes, NUL-terminated);
+ * false when it cannot be read.
+ */
+static inline bool thread_proc_read(uint32_t tid, const char *file,
+				    char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/%s", tid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/*
  * The state letter of thread @tid of this process, '?' if unknown: a
  * thread that waits in the kernel for a lock or a condition is in state S
  * there; one that spins or yields is R.
  */
 static inline char thread_state(uint32_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512], *p;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!thread_proc_read(tid, "stat", buf, sizeof(buf)))
 		return '?';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
 	/* "tid (comm) S ...": comm may hold spaces and parentheses. */
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : '?';

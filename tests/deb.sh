@@ -14,7 +14,8 @@
 # say why each is there).
 #
 # check: build, then, as root on this host (it needs a Debian 12 host with
-# no tofutex package installed):
+# no tofutex package installed), and then again as a Debian 13 system
+# installs them (check_root below):
 #   1. install the four binary packages with apt-get;
 #   2. `dkms status` must show tofutex installed for every kernel of
 #      tests/qemu/kernels.sh list (default; or the KVERs given), and each
@@ -28,6 +29,13 @@
 #   5. purge the packages and show that nothing is left: no file any of them
 #      installed, no DKMS tree, no module under /lib/modules, no dpkg record.
 # The packages are purged also when a step fails.
+# As a Debian 13 system: the same packages installed with trixie's apt and
+# DKMS in the trixie build root (tests/qemu/debian-kernels.sh), which holds
+# the headers of Debian's newer kernels: DKMS must build the module for
+# each of them, tofutex(3)'s example must build with trixie's gcc and run
+# on the packaged library, tofutex-run must preload, a guest must boot the
+# newest of those kernels with the DKMS-built module, and the purge must
+# leave nothing in the root.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +50,12 @@ packages=(tofutex-dkms libtofutex0 libtofutex-dev tofutex-run)
 guest_tests=(test_device test_lock)
 guest_scale=0.2
 tmp=
+progs=
+root_list=
+dk=$top/tests/qemu/debian-kernels.sh
+# in_root: "" on this host; the trixie build root's path in check_root,
+# where the commands below run through "$dk" exec.
+in_root=
 
 die() {
 	echo "deb.sh: $*" >&2
@@ -123,14 +137,23 @@ installed_ko() {
 	find "/lib/modules/$1/updates/dkms" -name 'tofutex.ko*' 2>/dev/null | head -n 1
 }
 
+# sys CMD...: CMD on the system being checked (this host, or the root).
+sys() {
+	if [ -n "$in_root" ]; then
+		"$dk" exec "$@"
+	else
+		"$@"
+	fi
+}
+
 # leftovers: print what the packages left behind; nothing when purged.
 leftovers() {
-	local p f
+	local p f r=$in_root
 
 	for p in "${packages[@]}"; do
-		if dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
+		if sys dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
 			grep -qv '^not-installed$'; then
-			echo "dpkg: $p is $(dpkg-query -W -f='${db:Status-Status}' "$p")"
+			echo "dpkg: $p is $(sys dpkg-query -W -f='${db:Status-Status}' "$p")"
 		fi
 	done
 	# Directories count only when they are the packages' own (/usr and
@@ -138,18 +161,18 @@ leftovers() {
 	# system, which the unit's /lib/systemd/system names).
 	if [ -n "$tmp" ] && [ -s "$tmp/files" ]; then
 		while IFS= read -r f; do
-			if { [ -L "$f" ] && [ ! -d "$f" ]; } || [ -f "$f" ] ||
-			   { [ -d "$f" ] && [[ $f == *tofutex* ]]; }; then
-				echo "left: $f"
+			if { [ -L "$r$f" ] && [ ! -d "$r$f" ]; } || [ -f "$r$f" ] ||
+			   { [ -d "$r$f" ] && [[ $f == *tofutex* ]]; }; then
+				echo "left: $r$f"
 			fi
 		done <"$tmp/files"
 	fi
-	[ ! -e "/var/lib/dkms/tofutex" ] || echo "dkms tree: /var/lib/dkms/tofutex"
-	[ ! -e "/usr/src/tofutex-$version" ] || echo "sources: /usr/src/tofutex-$version"
-	find /lib/modules -name 'tofutex.ko*' -printf 'module: %p\n' 2>/dev/null
-	find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled \
+	[ ! -e "$r/var/lib/dkms/tofutex" ] || echo "dkms tree: $r/var/lib/dkms/tofutex"
+	[ ! -e "$r/usr/src/tofutex-$version" ] || echo "sources: $r/usr/src/tofutex-$version"
+	find "$r/lib/modules" -name 'tofutex.ko*' -printf 'module: %p\n' 2>/dev/null
+	find "$r/etc/systemd/system" "$r/var/lib/systemd/deb-systemd-helper-enabled" \
 		-name 'tofutex.service*' -printf 'systemd: %p\n' 2>/dev/null
-	dkms status -m tofutex 2>/dev/null | sed 's/^/dkms status: /'
+	sys dkms status -m tofutex 2>/dev/null | sed 's/^/dkms status: /'
 }
 
 apt() {
@@ -158,7 +181,8 @@ apt() {
 }
 
 purge() {
-	apt purge "${packages[@]}" >"$tmp/purge.log" 2>&1 ||
+	sys env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y \
+		purge "${packages[@]}" >"$tmp/purge.log" 2>&1 ||
 		{ cat "$tmp/purge.log" >&2; return 1; }
 }
 
@@ -186,7 +210,7 @@ build_test() {
 
 # example_source: the first program of the installed tofutex(3)'s EXAMPLES.
 example_source() {
-	zcat /usr/share/man/man3/tofutex.3.gz |
+	zcat "$in_root/usr/share/man/man3/tofutex.3.gz" |
 		awk '/^\.SH EXAMPLES/ { ex = 1 } ex && /^\.EX/ { on = 1; next }
 		     on && /^\.EE/ { exit } on { print }' |
 		sed 's/\\e/\\/g; s/\\-/-/g'
@@ -289,11 +313,99 @@ check() {
 	else
 		echo "nothing: none of the $(wc -l <"$tmp/files") paths the packages installed, no /var/lib/dkms/tofutex, no /usr/src/tofutex-$version, no tofutex.ko under /lib/modules, no dpkg record"
 	fi
+	# The guest programs (static, built from the installed files) serve
+	# the Debian 13 guest too.
+	progs=$tmp
+	trap 'rm -rf "$progs"' EXIT
+	check_root || fails=$((fails + 1))
+	rm -rf "$progs"
+	trap - EXIT
 	if [ "$fails" != 0 ]; then
 		echo "deb-check: $fails failure(s)"
 		exit 1
 	fi
-	echo "deb-check: in $((SECONDS - start)) s: the packages install, DKMS builds tofutex/$version for $(tr '\n' ' ' <<<"$list")the guests pass with it, and the purge leaves nothing"
+	echo "deb-check: in $((SECONDS - start)) s: the packages install, DKMS builds tofutex/$version for $(tr '\n' ' ' <<<"$list")and, as Debian 13 installs them, for $(tr '\n' ' ' <<<"$root_list")the guests pass with it, and the purges leave nothing"
+}
+
+# check_root: the packages as a Debian 13 system installs them, in the
+# trixie build root (its kernels' headers are there: tests/qemu/run.sh
+# fetched them for make check, or this fetches the default set).
+check_root() {
+	local k ko vermagic so d fails=0 newest
+
+	step "Debian 13: the trixie build root"
+	"$dk" install dkms kmod pkgconf || die "no trixie build root"
+	in_root=$("$dk" root)
+	root_list=$(cd "$in_root/usr/src" && find . -maxdepth 1 -name 'linux-headers-*-amd64' |
+		    sed 's|^./linux-headers-||' | sort -V)
+	if [ -z "$root_list" ]; then
+		# shellcheck disable=SC2046 # one release per word
+		"$dk" fetch $("$dk" find default) >/dev/null || die "fetching Debian 13's kernels failed"
+		root_list=$(cd "$in_root/usr/src" && find . -maxdepth 1 -name 'linux-headers-*-amd64' |
+			    sed 's|^./linux-headers-||' | sort -V)
+	fi
+	[ -z "$(leftovers 2>/dev/null)" ] ||
+		die "tofutex is already installed in $in_root:$(printf '\n%s' "$(leftovers)")"
+	tmp=$(mktemp -d "$in_root/tmp/tofutex-deb.XXXXXX")
+	d=${tmp#"$in_root"}
+	trap 'echo "== purging the root after a failure"; purge || true; rm -rf "$tmp" "$progs"' EXIT
+	cp "$out/tofutex-dkms_${version}_all.deb" "$out/libtofutex0_${version}_$arch.deb" \
+		"$out/libtofutex-dev_${version}_$arch.deb" "$out/tofutex-run_${version}_$arch.deb" "$tmp/"
+	step "Debian 13: apt-get install ${packages[*]} (trixie's apt and dkms)"
+	sys env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y \
+		--no-install-recommends install "$d/tofutex-dkms_${version}_all.deb" \
+		"$d/libtofutex0_${version}_$arch.deb" "$d/libtofutex-dev_${version}_$arch.deb" \
+		"$d/tofutex-run_${version}_$arch.deb" >"$tmp/install.log" 2>&1 ||
+		{ cat "$tmp/install.log" >&2; die "installing the packages in the root failed"; }
+	sys dpkg -L "${packages[@]}" | sort -u >"$tmp/files"
+	sys dkms status -m tofutex -v "$version" | tee "$tmp/status"
+	for k in $root_list; do
+		ko=$(find "$in_root/lib/modules/$k/updates/dkms" -name 'tofutex.ko*' 2>/dev/null | head -n 1)
+		vermagic=$(sys modinfo -F vermagic "${ko#"$in_root"}" 2>/dev/null | cut -d' ' -f1)
+		if grep -qF "tofutex/$version, $k, $(uname -m): installed" "$tmp/status" &&
+		   [ "$vermagic" = "$k" ]; then
+			echo "ok: $k: ${ko#"$in_root"} (vermagic $vermagic)"
+		else
+			echo "FAILED: $k: not installed by trixie's DKMS (module '${ko:-none}', vermagic '$vermagic')"
+			fails=$((fails + 1))
+		fi
+	done
+
+	step "Debian 13: tofutex(3)'s example with trixie's gcc, tofutex-run"
+	example_source >"$tmp/example.c"
+	# shellcheck disable=SC2016 # expanded in the root's shell
+	sys sh -c 'cd "$1" && cc -Wall -Wextra -Werror -o example example.c \
+		$(pkg-config --cflags --libs tofutex) && ./example' sh "$d" >"$tmp/example.log" 2>&1 ||
+		{ cat "$tmp/example.log" >&2; die "tofutex(3)'s example failed in the root"; }
+	so=$(sys ldd "$d/example" | sed -n 's/^[[:space:]]*libtofutex\.so\.0 => \([^ ]*\) .*/\1/p')
+	[ -n "$so" ] || die "the root's example does not load libtofutex.so.0"
+	echo "ok: the example builds with $(sys cc -dumpfullversion 2>/dev/null || echo '?') (gcc), runs, loads $so"
+	[ "$(sys tofutex-run grep -c libtofutex-pthread /proc/self/maps)" -ge 1 ] ||
+		die "tofutex-run did not preload libtofutex-pthread.so in the root"
+	echo "ok: tofutex-run grep: libtofutex-pthread.so mapped"
+
+	newest=$(tail -n 1 <<<"$root_list")
+	step "Debian 13: a guest on $newest with trixie's DKMS-built module"
+	ko=$(find "$in_root/lib/modules/$newest/updates/dkms" -name 'tofutex.ko*' 2>/dev/null | head -n 1)
+	if [ -n "$ko" ]; then
+		GUEST_KO=$ko GUEST_TESTS="${guest_tests[*]/#/$progs/}" \
+			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
+			"$top/tests/qemu/run.sh" check "$newest" || fails=$((fails + 1))
+	fi
+
+	step "Debian 13: apt-get purge"
+	purge || die "purging the packages in the root failed"
+	trap 'rm -rf "$tmp" "$progs"' EXIT
+	if [ -n "$(leftovers)" ]; then
+		leftovers
+		fails=$((fails + 1))
+	else
+		echo "nothing left in the root: none of the $(wc -l <"$tmp/files") paths, no DKMS tree, no module, no dpkg record"
+	fi
+	rm -rf "$tmp"
+	trap 'rm -rf "$progs"' EXIT
+	in_root=
+	return $((fails > 0))
 }
 
 case $cmd in

@@ -53,7 +53,8 @@ headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # under tofutex-run in the guests (tests/programs/), packed with their
 # shared libraries: sysbench, stress-ng, pigz, memcached and its load
 # generator (memcslap from libmemcached-tools), and GLib's GRWLock tests
-# (libglib2.0-tests). glibc-source: glibc's own tests, built by
+# (libglib2.0-tests); `make bench` adds the lock-bound programs (the
+# native group's RocksDB, Kyoto Cabinet and SQLite). glibc-source: glibc's own tests, built by
 # tests/glibc/build.sh. debootstrap and curl: the trixie root in which
 # tests/qemu/debian-kernels.sh builds the module for Debian's newer kernels.
 # linux-perf: perf record and perf script on the module's tracepoints in
@@ -63,6 +64,7 @@ all=(linux-image-amd64 linux-headers-amd64
      busybox-static cpio gzip xz-utils zstd kmod
      check dkms gnuplot-nox build-essential
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
+     rocksdb-tools kyotocabinet-utils libsqlite3-dev
      glibc-source cmake pkg-config debootstrap curl systemtap-sdt-dev valgrind
      linux-perf)
 docs=(build-essential cmake pkg-config)
@@ -70,9 +72,14 @@ man=(groff-base mandoc)
 glibc=(build-essential xz-utils glibc-source)
 # The real programs `make bench-native` runs on the build machine: the
 # guest's, plus xz, zstd and plzip with two threads and a threaded python3
-# program; strace and perf (linux-perf) for bench/programs-count.sh;
-# valgrind for bench/profile-cost.sh's instruction counts.
+# program; strace and perf (linux-perf) for bench/programs-count.sh. The
+# lock-bound programs: RocksDB's db_bench and cache_bench (rocksdb-tools),
+# Kyoto Cabinet's kccachetest and kchashtest (kyotocabinet-utils), SQLite
+# for bench/drivers/sqlite-threads.c (libsqlite3-dev), memcached and
+# memcaslap; valgrind for the instruction counts (bench/lockcost.sh,
+# bench/profile-cost.sh).
 native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf
+	rocksdb-tools kyotocabinet-utils libsqlite3-dev memcached libmemcached-tools
 	valgrind)
 # debian/control's Build-Depends, and what checks the result: lintian, and
 # pkg-config for the program built against the installed packages.

@@ -135,17 +135,17 @@ static void dbl_prepare_wait(void)
 }
 
 static int dbl_rdlock(tofutex_rwlock_t *rw,
-		      const struct tofutex__deadline *dl, bool join)
+		      const struct tofutex__deadline *dl, bool join, bool robust)
 {
 	called(OP_RDLOCK);
-	return real->rdlock(rw, dl, join);
+	return real->rdlock(rw, dl, join, robust);
 }
 
 static int dbl_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-		      const struct tofutex__deadline *dl)
+		      const struct tofutex__deadline *dl, bool robust)
 {
 	called(OP_WRLOCK);
-	return real->wrlock(rw, tid, dl);
+	return real->wrlock(rw, tid, dl, robust);
 }
 
 static int dbl_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)

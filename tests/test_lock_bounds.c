@@ -21,6 +21,15 @@
  *   while the owner exits and its TID is reused, so that its next look
  *   at the owner comes after the reuse: only what it remembers of the
  *   owner tells it the owner died.
+ * - owner_record_after_release: a top waiter that read the word before
+ *   its owner's UNLOCK does not make the state remember that owner after
+ *   the release: when the TID goes to a new thread that takes the lock,
+ *   with WAIT waiters moved onto it keeping the state alive, their poller
+ *   does not judge the new owner dead (nobody died; no OWNER_DIED).
+ * - writer_tid_reused: the same for a reader/writer lock's writer: the
+ *   new thread given a dead writer's TID does not hold its lock (its
+ *   RWUNLOCK fails with EPERM; a waiter takes the lock over) and its
+ *   WRLOCK takes the lock over rather than failing with EDEADLK.
  * - unlock_keeps_owner_died / handoff_keeps_owner_died: UNLOCK leaves
  *   OWNER_DIED in the word it releases or hands off, and a waiter handed
  *   such a word reports OWNER_DIED.
@@ -33,7 +42,8 @@
  *   (ETIMEDOUT).
  * - rwunlock_fault_signal_restarts: RWUNLOCK whose fault-in waits is not
  *   ended by a signal without SA_RESTART: it is restarted after the
- *   handler and releases the word once the page comes.
+ *   handler and releases the word once the page comes; the statistics
+ *   count it as one call.
  *
  * Tests that need a namespace run their body in a child process (the
  * namespace's first member) and wait for it with a bound; a child that
@@ -549,6 +559,473 @@ START_TEST(test_owner_death_tid_reused)
 }
 END_TEST
 
+/* ---- owner_record_after_release ---- */
+
+struct stale;
+
+/*
+ * Moved waiters: the first is woken by the owner's UNLOCK, the last polls
+ * the owner, and the one between keeps the lock's state alive when the
+ * last leaves.
+ */
+#define STALE_MOVED	3
+#define STALE_POLLER	(STALE_MOVED - 1)
+
+/* owner_check_ns here: the longest, so the poller looks late. */
+#define OWNER_CHECK_SLOW_NS	(100 * NSEC_PER_MSEC)
+
+/* A WAIT waiter that REQUEUE moves onto the lock. */
+struct stale_moved {
+	struct stale *s;
+	bool locks;			/* LOCK when its WAIT returns 0 */
+	char proc[64];			/* "<pid>/task/<tid>", host PIDs */
+	atomic_uint tid;
+	atomic_int wait;		/* -1 until its WAIT returned */
+	atomic_int lock;		/* -1 until its LOCK returned */
+	uint32_t status;
+	pthread_t thread;
+};
+
+/* The threads and words of test_owner_record_after_release. */
+struct stale {
+	int fd;
+	uint32_t word;
+	uint32_t cond;
+	atomic_uint owner_tid;
+	atomic_int owner_cmd;		/* 1: unlock, 2: exit */
+	atomic_int owner_unlock;	/* -1 until its UNLOCK returned */
+	pthread_t owner;
+	char waiter_proc[64];
+	atomic_uint waiter_tid;
+	atomic_int waiter_result;	/* -1 until its LOCK returned */
+	pthread_t waiter;
+	struct stale_moved moved[STALE_MOVED];
+	atomic_uint heir_tid;
+	atomic_int heir_result;		/* -1 until its LOCK returned */
+	atomic_bool heir_stop;
+	pthread_t heir;
+};
+
+static void thread_proc(char *where, size_t size)
+{
+	ssize_t n = readlink("/proc/thread-self", where, size - 1);
+
+	where[n > 0 ? n : 0] = '\0';
+}
+
+/* The owner: holds the word, releases it through UNLOCK, exits. */
+static void *stale_owner_main(void *p)
+{
+	struct stale *s = p;
+	uint32_t tid = test_gettid();
+
+	__atomic_store_n(&s->word, tid, __ATOMIC_RELEASE);
+	atomic_store(&s->owner_tid, tid);
+	while (atomic_load(&s->owner_cmd) < 1)
+		sleep_ns(NSEC_PER_MSEC);
+	atomic_store(&s->owner_unlock, raw_unlock(s->fd, &s->word));
+	while (atomic_load(&s->owner_cmd) < 2)
+		sleep_ns(NSEC_PER_MSEC);
+	return NULL;
+}
+
+static void *stale_waiter_main(void *p)
+{
+	struct stale *s = p;
+
+	thread_proc(s->waiter_proc, sizeof(s->waiter_proc));
+	atomic_store(&s->waiter_tid, test_gettid());
+	atomic_store(&s->waiter_result,
+		     raw_lock(s->fd, &s->word, now_ns() + TEST_WAIT_NS, NULL));
+	return NULL;
+}
+
+static void *stale_moved_main(void *p)
+{
+	struct stale_moved *m = p;
+	struct stale *s = m->s;
+	int r;
+
+	thread_proc(m->proc, sizeof(m->proc));
+	atomic_store(&m->tid, test_gettid());
+	r = raw_wait(s->fd, &s->cond, 0, now_ns() + TEST_WAIT_NS);
+	atomic_store(&m->wait, r);
+	if (r || !m->locks)
+		return NULL;
+	r = raw_lock(s->fd, &s->word, now_ns() + TEST_WAIT_NS, &m->status);
+	atomic_store(&m->lock, r);
+	if (!r)
+		raw_unlock(s->fd, &s->word);
+	return NULL;
+}
+
+/* The thread given the owner's TID: LOCK, hold until told, release. */
+static void *stale_heir_main(void *p)
+{
+	struct stale *s = p;
+	int r;
+
+	atomic_store(&s->heir_tid, test_gettid());
+	r = raw_lock(s->fd, &s->word, now_ns() + TEST_WAIT_NS, NULL);
+	atomic_store(&s->heir_result, r);
+	while (!atomic_load(&s->heir_stop))
+		sleep_ns(NSEC_PER_MSEC);
+	if (!r)
+		raw_unlock(s->fd, &s->word);
+	return NULL;
+}
+
+static int stale_move(struct stale *s)
+{
+	struct tofutex_requeue a;
+	int i, r;
+
+	for (i = 0; i < STALE_MOVED; i++) {
+		s->moved[i].s = s;
+		s->moved[i].locks = i == STALE_POLLER;
+		atomic_store(&s->moved[i].wait, -1);
+		atomic_store(&s->moved[i].lock, -1);
+		r = pthread_create(&s->moved[i].thread, NULL,
+				   stale_moved_main, &s->moved[i]);
+		if (r)
+			return child_fail(13, "pthread_create", r);
+		/* In queue order: the last is the poller. */
+		if (!POLL_FOR(atomic_load(&s->moved[i].tid) &&
+			      proc_asleep(s->moved[i].proc)))
+			return child_fail(14, "a condition waiter never slept",
+					  i);
+	}
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)&s->cond;
+	a.lock_uaddr = (uintptr_t)&s->word;
+	a.requeue_count = STALE_MOVED;
+	if (ioctl(s->fd, TOFUTEX_IOC_REQUEUE, &a) || a.requeued != STALE_MOVED)
+		return child_fail(15, "REQUEUE moved (errno)", (int)a.requeued);
+	return 0;
+}
+
+/*
+ * The owner releases the word while the top waiter, in its debug window,
+ * holds a read naming it; a signal then ends the waiter's LOCK.
+ * 0, STALE_MISSED when the waiter got the word (its round came too late),
+ * or a child exit code.
+ */
+#define STALE_MISSED	99
+
+static int stale_release(struct stale *s)
+{
+	int r;
+
+	r = pthread_create(&s->waiter, NULL, stale_waiter_main, s);
+	if (r)
+		return child_fail(16, "pthread_create", r);
+	if (!POLL_FOR(atomic_load(&s->waiter_tid) &&
+		      proc_asleep(s->waiter_proc)))
+		return child_fail(17, "the waiter never slept", 0);
+	r = param_write("debug_window_ns", NSEC_PER_SEC) ?:
+	    param_write("debug_window_id", WINDOW_COMPETE) ?:
+	    param_write("debug_window_tgid", (unsigned long)host_pid());
+	if (r)
+		return child_fail(18, "opening the debug window", r);
+	if (!POLL_FOR(!proc_asleep(s->waiter_proc)))
+		return child_fail(19, "the waiter never woke to poll", 0);
+	/* Into the window (1 s), not still on its way from its sleep. */
+	sleep_ns(50 * NSEC_PER_MSEC);
+	syscall(SYS_tgkill, getpid(), atomic_load(&s->waiter_tid), SIGUSR1);
+	atomic_store(&s->owner_cmd, 1);
+	if (!POLL_FOR(atomic_load(&s->owner_unlock) >= 0 &&
+		      atomic_load(&s->waiter_result) >= 0))
+		return child_fail(20, "UNLOCK or the waiter's LOCK did not return",
+				  0);
+	window_close();
+	pthread_join(s->waiter, NULL);
+	if (atomic_load(&s->owner_unlock))
+		return child_fail(21, "UNLOCK", atomic_load(&s->owner_unlock));
+	if (atomic_load(&s->waiter_result) == 0)
+		return STALE_MISSED;
+	if (atomic_load(&s->waiter_result) != EINTR)
+		return child_fail(22, "the signalled waiter's LOCK",
+				  atomic_load(&s->waiter_result));
+	return 0;
+}
+
+/*
+ * Thread @tid has exited (or is exiting): wait until its TID is free, and
+ * start @fn(@arg) as the new thread given that TID, which stores its TID
+ * in *@new_tid. 0, or a child exit code (from @code on).
+ */
+static int tid_hand_on(uint32_t tid, pthread_t *t, void *(*fn)(void *),
+		       void *arg, atomic_uint *new_tid, int code)
+{
+	int r;
+
+	if (!POLL_FOR(syscall(SYS_tgkill, getpid(), tid, 0) != 0))
+		return child_fail(code, "the old thread's TID stays in use", 0);
+	r = set_last_pid(tid - 1);
+	if (r)
+		return child_fail(code + 1, "ns_last_pid", r);
+	r = pthread_create(t, NULL, fn, arg);
+	if (r)
+		return child_fail(code + 2, "pthread_create", r);
+	if (!POLL_FOR(atomic_load(new_tid)) || atomic_load(new_tid) != tid)
+		return child_fail(code + 3, "new thread's TID is not the old one's",
+				  (int)atomic_load(new_tid));
+	return 0;
+}
+
+/* The owner exits; its TID goes to the heir, which takes the word. */
+static int stale_reuse(struct stale *s)
+{
+	uint32_t tid = atomic_load(&s->owner_tid);
+	int r;
+
+	atomic_store(&s->owner_cmd, 2);
+	pthread_join(s->owner, NULL);
+	r = tid_hand_on(tid, &s->heir, stale_heir_main, s, &s->heir_tid, 23);
+	if (r)
+		return r;
+	if (!POLL_FOR(atomic_load(&s->heir_result) >= 0) ||
+	    atomic_load(&s->heir_result))
+		return child_fail(27, "the heir's LOCK",
+				  atomic_load(&s->heir_result));
+	return 0;
+}
+
+static int stale_child(void *arg)
+{
+	static struct stale s;
+	struct sigaction sa;
+	struct stale_moved *poller = &s.moved[STALE_POLLER];
+	int r, i;
+
+	(void)arg;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;	/* no SA_RESTART: EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	atomic_store(&s.owner_unlock, -1);
+	atomic_store(&s.waiter_result, -1);
+	atomic_store(&s.heir_result, -1);
+	s.fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (s.fd < 0)
+		return child_fail(11, "open", errno);
+	r = pthread_create(&s.owner, NULL, stale_owner_main, &s);
+	if (r || !POLL_FOR(atomic_load(&s.owner_tid)))
+		return child_fail(12, "pthread_create", r);
+	r = stale_move(&s) ?: stale_release(&s) ?: stale_reuse(&s);
+	if (!r) {
+		/* A few of the poller's owner checks with the heir holding. */
+		sleep_ns(4 * OWNER_CHECK_SLOW_NS);
+		for (i = 0; i < STALE_MOVED; i++)
+			if (atomic_load(&s.moved[i].wait) < 0)
+				syscall(SYS_tgkill, getpid(),
+					atomic_load(&s.moved[i].tid), SIGUSR1);
+		if (!POLL_FOR(atomic_load(&poller->wait) >= 0 &&
+			      (atomic_load(&poller->wait) ||
+			       atomic_load(&poller->lock) >= 0)))
+			r = child_fail(30, "the moved waiter did not return", 0);
+	}
+	window_close();
+	atomic_store(&s.heir_stop, true);
+	if (atomic_load(&s.heir_tid))
+		pthread_join(s.heir, NULL);
+	for (i = 0; i < STALE_MOVED; i++)
+		if (atomic_load(&s.moved[i].tid))
+			pthread_join(s.moved[i].thread, NULL);
+	if (r)
+		return r;
+	if (atomic_load(&poller->lock) == 0 &&
+	    (poller->status & TOFUTEX_STATUS_HOW_MASK) ==
+	    TOFUTEX_STATUS_OWNER_DIED)
+		return child_fail(31, "a moved waiter took the heir's lock as a dead owner's; status",
+				  (int)poller->status);
+	return 0;
+}
+
+/*
+ * No owner died, so nobody may be told so: the record of the released
+ * owner, made from a stale read, would make its TID's next thread look
+ * dead. Its round is missed when the signalled waiter was given the word
+ * first (it waited handoff_ns, which the test sets to the maximum).
+ */
+START_TEST(test_owner_record_after_release)
+{
+	int r;
+
+	ck_assert_msg(access(PARAM_DIR "debug_window_id", W_OK) == 0,
+		      "the module has no debug windows: build it with TOFUTEX_DEBUG=y (the test harness does)");
+	if (access("/proc/sys/kernel/ns_last_pid", F_OK) && errno == ENOENT) {
+		printf("SKIPPED: test_owner_record_after_release needs /proc/sys/kernel/ns_last_pid (CONFIG_CHECKPOINT_RESTORE) to hand a TID on: nothing checked\n");
+		return;
+	}
+	param_set("handoff_ns", NSEC_PER_SEC);
+	param_set("owner_check_ns", OWNER_CHECK_SLOW_NS);
+	ck_assert_msg(unshare(CLONE_NEWPID) == 0, "unshare(CLONE_NEWPID): %s",
+		      strerror(errno));
+	r = run_child(stale_child, NULL, 3 * TEST_WAIT_NS);
+	window_close();
+	if (r == STALE_MISSED) {
+		printf("SKIPPED: test_owner_record_after_release: the waiter was handed the word before the owner's release: nothing checked\n");
+		return;
+	}
+	ck_assert_msg(r == 0,
+		      "owner record after its release: child %d (-1: hung; see its output)",
+		      r);
+}
+END_TEST
+
+/* ---- writer_tid_reused ---- */
+
+/* The threads of test_writer_tid_reused. */
+struct wreuse {
+	int fd;
+	int mode;			/* 0: the heir unlocks, 1: it locks */
+	uint32_t word;
+	struct holder writer;
+	char waiter_proc[64];		/* "<pid>/task/<tid>", host PIDs */
+	atomic_int waiter_result;	/* -1 until its WRLOCK returned */
+	uint32_t waiter_status;
+	pthread_t waiter;
+	atomic_uint heir_tid;
+	atomic_int heir_lock;		/* -1 until its WRLOCK returned */
+	atomic_int heir_unlock;		/* -1 until its RWUNLOCK returned */
+	uint32_t heir_status;
+	pthread_t heir;
+};
+
+static void *wreuse_waiter_main(void *p)
+{
+	struct wreuse *s = p;
+
+	thread_proc(s->waiter_proc, sizeof(s->waiter_proc));
+	atomic_store(&s->waiter_result,
+		     raw_lock_cmd(s->fd, TOFUTEX_IOC_WRLOCK, &s->word,
+				  now_ns() + TEST_WAIT_NS, &s->waiter_status));
+	return NULL;
+}
+
+/* The thread given the dead writer's TID: WRLOCK (mode 1), RWUNLOCK. */
+static void *wreuse_heir_main(void *p)
+{
+	struct wreuse *s = p;
+	int r = 0;
+
+	atomic_store(&s->heir_tid, test_gettid());
+	if (s->mode == 1) {
+		r = raw_lock_cmd(s->fd, TOFUTEX_IOC_WRLOCK, &s->word,
+				 now_ns() + TEST_WAIT_NS, &s->heir_status);
+		atomic_store(&s->heir_lock, r);
+	}
+	if (!r)
+		atomic_store(&s->heir_unlock,
+			     raw_unlock_cmd(s->fd, TOFUTEX_IOC_RWUNLOCK,
+					    &s->word));
+	return NULL;
+}
+
+/* The writer exits; its TID goes to the heir. 0 or a child exit code. */
+static int wreuse_tid(struct wreuse *s, uint32_t tid)
+{
+	int r;
+
+	holder_stop(&s->writer);
+	r = tid_hand_on(tid, &s->heir, wreuse_heir_main, s, &s->heir_tid, 30);
+	if (r)
+		return r;
+	if (!POLL_FOR(atomic_load(&s->heir_unlock) >= 0 ||
+		      atomic_load(&s->heir_lock) > 0))
+		return child_fail(34, "the heir's calls did not return", 0);
+	return 0;
+}
+
+static int wreuse_child(void *arg)
+{
+	static struct wreuse s;
+	uint32_t tid;
+	int r;
+
+	s.mode = *(int *)arg;
+	atomic_store(&s.waiter_result, -1);
+	atomic_store(&s.heir_lock, -1);
+	atomic_store(&s.heir_unlock, -1);
+	s.fd = open(DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (s.fd < 0)
+		return child_fail(11, "open", errno);
+	r = holder_start(&s.writer, &s.word, 0);
+	if (r)
+		return child_fail(12, "pthread_create", r);
+	tid = atomic_load(&s.writer.tid);
+	r = pthread_create(&s.waiter, NULL, wreuse_waiter_main, &s);
+	if (r)
+		return child_fail(13, "pthread_create", r);
+	if (!POLL_FOR(s.waiter_proc[0] && (word_load(&s.word) & WAITERS) &&
+		      proc_asleep(s.waiter_proc)))
+		return child_fail(14, "the waiter never slept on the writer", 0);
+	r = param_write("debug_window_ns", NSEC_PER_SEC) ?:
+	    param_write("debug_window_id", WINDOW_COMPETE) ?:
+	    param_write("debug_window_tgid", (unsigned long)host_pid());
+	if (r)
+		return child_fail(15, "opening the debug window", r);
+	if (!POLL_FOR(!proc_asleep(s.waiter_proc)))
+		return child_fail(16, "the waiter never woke to poll", 0);
+	r = wreuse_tid(&s, tid);
+	if (!r && !POLL_FOR(atomic_load(&s.waiter_result) >= 0))
+		r = child_fail(40, "the waiter's WRLOCK did not return", 0);
+	window_close();
+	if (atomic_load(&s.heir_tid))
+		pthread_join(s.heir, NULL);
+	if (r)
+		return r;
+	if (s.mode == 0 && atomic_load(&s.heir_unlock) != EPERM)
+		return child_fail(41, "RWUNLOCK by the thread given the dead writer's TID, want EPERM",
+				  atomic_load(&s.heir_unlock));
+	if (s.mode == 1 && (atomic_load(&s.heir_lock) ||
+			    (s.heir_status & TOFUTEX_STATUS_HOW_MASK) !=
+			    TOFUTEX_STATUS_OWNER_DIED))
+		return child_fail(42, "WRLOCK by the thread given the dead writer's TID (result; status in the message above)",
+				  atomic_load(&s.heir_lock) ?:
+				  (int)s.heir_status);
+	if (s.mode == 1 && atomic_load(&s.heir_unlock))
+		return child_fail(43, "the heir's RWUNLOCK",
+				  atomic_load(&s.heir_unlock));
+	if (atomic_load(&s.waiter_result))
+		return child_fail(44, "the waiter's WRLOCK",
+				  atomic_load(&s.waiter_result));
+	if (s.mode == 0 &&
+	    (s.waiter_status & TOFUTEX_STATUS_HOW_MASK) !=
+	    TOFUTEX_STATUS_OWNER_DIED)
+		return child_fail(45, "the waiter took the word, not from a dead writer; status",
+				  (int)s.waiter_status);
+	return 0;
+}
+
+/*
+ * A writer exits holding its write lock while a writer waits, and its
+ * TID goes to a new thread of the process; the waiter is held in its
+ * loop's debug window meanwhile. The new thread does not hold the dead
+ * writer's lock: _i = 0, its RWUNLOCK fails with EPERM and the waiter
+ * takes the lock over (OWNER_DIED); 1, its WRLOCK takes the lock over
+ * (OWNER_DIED) rather than failing with EDEADLK.
+ */
+START_TEST(test_writer_tid_reused)
+{
+	int mode = _i, r;
+
+	ck_assert_msg(access(PARAM_DIR "debug_window_id", W_OK) == 0,
+		      "the module has no debug windows: build it with TOFUTEX_DEBUG=y (the test harness does)");
+	if (access("/proc/sys/kernel/ns_last_pid", F_OK) && errno == ENOENT) {
+		printf("SKIPPED: test_writer_tid_reused needs /proc/sys/kernel/ns_last_pid (CONFIG_CHECKPOINT_RESTORE) to hand a TID on: nothing checked\n");
+		return;
+	}
+	ck_assert_msg(unshare(CLONE_NEWPID) == 0, "unshare(CLONE_NEWPID): %s",
+		      strerror(errno));
+	r = run_child(wreuse_child, &mode, 3 * TEST_WAIT_NS);
+	window_close();
+	ck_assert_msg(r == 0,
+		      "dead writer's TID reused by a thread that %s: child %d (-1: hung; see its output)",
+		      mode ? "locks" : "unlocks", r);
+}
+END_TEST
+
 /* ---- unlock_keeps_owner_died / handoff_keeps_owner_died ---- */
 
 START_TEST(test_unlock_keeps_owner_died)
@@ -592,16 +1069,19 @@ static void *locker_main(void *p)
 	return NULL;
 }
 
-/* The parameters test_handoff_keeps_owner_died changes, saved before. */
-static const char *const saved_names[] = { "spin_ns", "handoff_ns" };
-static unsigned long saved_values[2];
-static bool saved[2];
+/* The parameters tests change, saved before and restored after. */
+static const char *const saved_names[] = {
+	"spin_ns", "handoff_ns", "owner_check_ns",
+};
+#define NR_SAVED	(sizeof(saved_names) / sizeof(saved_names[0]))
+static unsigned long saved_values[NR_SAVED];
+static bool saved[NR_SAVED];
 
 static void params_save(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < NR_SAVED; i++)
 		saved[i] = param_read(saved_names[i], &saved_values[i]);
 }
 
@@ -609,7 +1089,7 @@ static void params_restore(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < NR_SAVED; i++)
 		if (saved[i])
 			param_write(saved_names[i], saved_values[i]);
 }
@@ -885,6 +1365,7 @@ END_TEST
 START_TEST(test_rwunlock_fault_signal_restarts)
 {
 	const uint32_t held = TOFUTEX_RW_SHARED | 1 | WAITERS;
+	struct tofutex_stats before, after;
 	struct uffd_page m;
 	struct uffd_locker l;
 	bool ended;
@@ -892,6 +1373,7 @@ START_TEST(test_rwunlock_fault_signal_restarts)
 
 	install_sigusr1(false);
 	uffd_minor_setup(&m, held);
+	before = stats_get(TOFUTEX_STATS_PROCESS);
 	uffd_locker_start(&l, TOFUTEX_IOC_RWUNLOCK, m.page, 0);
 	uffd_page_await_fault(&m);
 	ck_assert_int_eq(pthread_kill(l.thread, SIGUSR1), 0);
@@ -906,6 +1388,9 @@ START_TEST(test_rwunlock_fault_signal_restarts)
 	ck_assert(ended);
 	ck_assert_int_eq(atomic_load(&l.result), 0);
 	ck_assert_uint_eq(word_load(m.page), 0);
+	/* One call, however often it was restarted. */
+	after = stats_get(TOFUTEX_STATS_PROCESS);
+	ck_assert_uint_eq(after.unlock_calls - before.unlock_calls, 1);
 	uffd_page_teardown(&m);
 	close(l.fd);
 }
@@ -1003,6 +1488,9 @@ static Suite *lock_bounds_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_deadline_in_time_namespace);
 	tcase_add_loop_test(tc, test_owner_death_tid_reused, 0, 3);
+	tcase_add_unchecked_fixture(tc, params_save, params_restore);
+	tcase_add_test(tc, test_owner_record_after_release);
+	tcase_add_loop_test(tc, test_writer_tid_reused, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("abi");

@@ -10,7 +10,9 @@
  *   through the critical section, one at a time;
  * - a free lock gets its waiters woken, not moved; a changed condition
  *   word gives EAGAIN and moves nobody; bad arguments, and a lock word
- *   held by readers of a reader/writer lock, fail cleanly;
+ *   held by readers of a reader/writer lock, fail cleanly; waiters moved
+ *   onto a writer-held reader/writer lock do not keep its RWUNLOCK from
+ *   releasing it;
  * - a moved waiter's deadline (either clock) and signals still end its
  *   WAIT; the owner dying with waiters moved onto its lock hands the lock
  *   on (OWNER_DIED) and releases them all;
@@ -717,20 +719,26 @@ END_TEST
 /*
  * A reader/writer lock held by readers (RW_SHARED | n, no kernel state)
  * is not a TO lock with an owner: REQUEUE onto it fails with EINVAL and
- * moves nobody, and the readers' RWUNLOCK still releases it.
+ * wakes and moves nobody, also when nobody waits or every waiter would be
+ * woken rather than moved, and the readers' RWUNLOCK still releases it.
  */
 START_TEST(test_onto_reader_held_rwlock)
 {
 	const uint32_t held = TOFUTEX_RW_SHARED | 1;
 	static struct cv_waiter w[2];
 	static struct cv cv;
-	uint32_t woken, moved, seq;
+	uint32_t woken, moved, seq, nobody = 0;
 	struct tofutex_unlock u;
 
 	memset(&cv, 0, sizeof(cv));
-	cv_start(&cv, w, 2);
 	cv.lock = held;
+	ck_assert_int_eq(raw_requeue(&nobody, &cv.lock, 0, 1, 1, &woken,
+				     &moved), EINVAL);
+	cv_start(&cv, w, 2);
 	seq = cv_bump(&cv);
+	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 2, 2, &woken,
+				     &moved), EINVAL);
+	ck_assert_uint_eq(woken, 0);
 	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 0, 2, &woken,
 				     &moved), EINVAL);
 	ck_assert_uint_eq(moved, 0);
@@ -744,6 +752,40 @@ START_TEST(test_onto_reader_held_rwlock)
 	ck_assert_int_eq(tofutex_wake(&cv.cond, INT32_MAX, NULL), 0);
 	cv_join(w, 2);
 	ck_assert_uint_eq(cv_results(w, 2, 0), 2);
+	assert_no_live_states();
+}
+END_TEST
+
+/*
+ * A reader/writer lock held by a writer looks like a TO lock (the
+ * writer's TID): REQUEUE may move waiters onto it, which gives the word
+ * a TO lock state. The writer's RWUNLOCK still releases it (not EINVAL:
+ * the write lock would stay held for ever), and the moved waiter, finding
+ * the word left free, goes for it (the poller, requeue.c).
+ */
+START_TEST(test_onto_writer_held_rwlock)
+{
+	static struct cv_waiter w[1];
+	static struct cv cv;
+	uint32_t woken, moved, seq;
+	struct tofutex_unlock u;
+
+	memset(&cv, 0, sizeof(cv));
+	cv.after = AFTER_LOCK;
+	cv.lock = test_gettid();
+	cv_start(&cv, w, 1);
+	seq = cv_bump(&cv);
+	ck_assert_int_eq(raw_requeue(&cv.cond, &cv.lock, seq, 0, 1, &woken,
+				     &moved), 0);
+	ck_assert_uint_eq(moved, 1);
+	ck_assert_uint_eq(word_load(&cv.lock), test_gettid() | WAITERS);
+	memset(&u, 0, sizeof(u));
+	u.uaddr = (uintptr_t)&cv.lock;
+	ck_assert_int_eq(ioctl(dev_fd(), TOFUTEX_IOC_RWUNLOCK, &u), 0);
+	cv_join(w, 1);
+	ck_assert_uint_eq(cv_results(w, 1, 0), 1);
+	ck_assert_uint_eq(atomic_load(&cv.entered), 1);
+	ck_assert_uint_eq(word_load(&cv.lock) & TID_MASK, 0);
 	assert_no_live_states();
 }
 END_TEST
@@ -994,6 +1036,7 @@ static Suite *requeue_suite(void)
 	tcase_add_test(tc, test_read_only_lock);
 	tcase_add_test(tc, test_wrong_kind);
 	tcase_add_test(tc, test_onto_reader_held_rwlock);
+	tcase_add_test(tc, test_onto_writer_held_rwlock);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("moved-waiters");

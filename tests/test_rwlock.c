@@ -4,7 +4,9 @@
  * (TOFUTEX_IOC_RDLOCK, WRLOCK, RWUNLOCK): exclusion, readers sharing the
  * word, queued readers entering together, a writer that gets the lock
  * while readers keep arriving, deadlines on both clocks, signals, a
- * writer that exits holding the lock, and bad input.
+ * writer that exits holding the lock, a release that wakes one writer
+ * (no herd), a reader that queued behind a
+ * starving writer, and bad input (words of another kind included).
  *
  * The user-space side is written here from the ABI's description (one
  * cmpxchg per uncontended operation), not taken from libtofutex, so that
@@ -406,6 +408,80 @@ START_TEST(test_rw_queued_readers_enter_together)
 }
 END_TEST
 
+/* Wait until locker @l has returned from its lock call, and check it. */
+static void locker_has_it(struct locker *l, const char *who)
+{
+	bool ok;
+
+	WAIT_UNTIL(ok, atomic_load(&l->done), TEST_WAIT_NS);
+	ck_assert_msg(ok, "%s did not get the lock", who);
+	ck_assert_msg(l->ret == 0, "%s: %d (%s)", who, l->ret,
+		      strerror(l->ret));
+}
+
+/* Let locker @l release the lock it holds, and wait for it to. */
+static void locker_release(struct locker *l)
+{
+	atomic_store(&l->may_release, true);
+	locker_join(l);
+	ck_assert_int_eq(l->unlock_ret, 0);
+}
+
+/* Thread @tid's voluntary context switches so far (its sleeps). */
+static unsigned long voluntary_switches(uint32_t tid)
+{
+	char path[64], line[128];
+	unsigned long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
+	f = fopen(path, "re");
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * No herd: a contended RWUNLOCK wakes one writer, the first; the writers
+ * queued behind it sleep on, without a wake-up, until one of them is
+ * first. (Granted readers are all woken: test_rw_queued_readers_enter_together.)
+ */
+START_TEST(test_rw_release_wakes_one_writer)
+{
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	struct locker w[3];
+	unsigned long before;
+	int fd = dev_open();
+	bool ok;
+
+	for (int i = 0; i < 3; i++)
+		locker_start(&w[i], fd, &word, true, true);
+	before = voluntary_switches(atomic_load(&w[2].tid));
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	locker_has_it(&w[0], "the first writer");
+	/* The second is first now: woken, it finds the word held again. */
+	WAIT_UNTIL(ok, (word_load(&word) & WAITERS) &&
+		   asleep_in_ioctl(atomic_load(&w[1].tid), TOFUTEX_IOC_WRLOCK),
+		   TEST_WAIT_NS);
+	ck_assert(ok);
+	ck_assert_msg(voluntary_switches(atomic_load(&w[2].tid)) == before,
+		      "the third writer was woken by a release for the first");
+	ck_assert(!atomic_load(&w[1].done) && !atomic_load(&w[2].done));
+	for (int i = 0; i < 3; i++) {
+		locker_release(&w[i]);
+		if (i < 2)
+			locker_has_it(&w[i + 1], "the next writer");
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /*
  * The last reader out hands a sleeping writer the word, and a second
  * writer queued behind the first gets it from the first's unlock.
@@ -567,15 +643,22 @@ static void handoff_restore(void)
 		param_write("handoff_ns", saved_handoff_ns);
 }
 
-/* Wait until locker @l has returned from its lock call, and check it. */
-static void locker_has_it(struct locker *l, const char *who)
-{
-	bool ok;
 
-	WAIT_UNTIL(ok, atomic_load(&l->done), TEST_WAIT_NS);
-	ck_assert_msg(ok, "%s did not get the lock", who);
-	ck_assert_msg(l->ret == 0, "%s: %d (%s)", who, l->ret,
-		      strerror(l->ret));
+
+/*
+ * Queue a reader and then a writer on @word, which the caller holds for
+ * writing, with handoff_ns 0 (the writer starves from the moment it
+ * queues). Return: the descriptor they use.
+ */
+static int reader_then_starving_writer(uint32_t *word, struct locker *r1,
+				       struct locker *w)
+{
+	int fd = dev_open();
+
+	param_set("handoff_ns", 0);
+	locker_start(r1, fd, word, false, true);
+	locker_start(w, fd, word, true, true);
+	return fd;
 }
 
 /*
@@ -584,20 +667,17 @@ static void locker_has_it(struct locker *l, const char *who)
  * before the writer ever ran again queues behind it, and the granted
  * reader's unlock hands the writer the word. handoff_ns is 0, so the
  * writer starves from the moment it queues; the granted reader is held
- * in the kernel before it leaves the queue (WINDOW_RW_GRANTED) while the
+ * in the kernel before it leaves the queue (WINDOW_GIVEN) while the
  * word is looked at and the next reader arrives.
  */
 START_TEST(test_rw_starving_writer_behind_granted_readers)
 {
 	uint32_t tid = test_gettid(), word = tid;
 	struct locker r1, w, r2;
-	int fd = dev_open();
+	int fd = reader_then_starving_writer(&word, &r1, &w);
 
-	param_set("handoff_ns", 0);
-	locker_start(&r1, fd, &word, false, true);
-	locker_start(&w, fd, &word, true, true);
 	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
-	window_open(getpid(), WINDOW_RW_GRANTED, NSEC_PER_SEC);
+	window_open(getpid(), WINDOW_GIVEN, NSEC_PER_SEC);
 	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
 	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
 		      "word 0x%08x after the grant to the reader: new readers could join ahead of the starving writer",
@@ -609,9 +689,7 @@ START_TEST(test_rw_starving_writer_behind_granted_readers)
 	locker_has_it(&r1, "the queued reader");
 	ck_assert_msg(!atomic_load(&w.done), "the writer got in beside a reader");
 
-	atomic_store(&r1.may_release, true);
-	locker_join(&r1);
-	ck_assert_int_eq(r1.unlock_ret, 0);
+	locker_release(&r1);
 	locker_has_it(&w, "the starving writer");
 	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
 		      "writer status %#x, want HANDOFF", w.status);
@@ -620,13 +698,41 @@ START_TEST(test_rw_starving_writer_behind_granted_readers)
 	ck_assert_msg(!atomic_load(&r2.done),
 		      "the later reader got in before the starving writer");
 
-	atomic_store(&w.may_release, true);
-	locker_join(&w);
-	ck_assert_int_eq(w.unlock_ret, 0);
+	locker_release(&w);
 	locker_has_it(&r2, "the later reader");
-	atomic_store(&r2.may_release, true);
-	locker_join(&r2);
-	ck_assert_int_eq(r2.unlock_ret, 0);
+	locker_release(&r2);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * The writer's bound: a reader queued behind a starving writer is not
+ * given the word with the readers ahead of it, so that the writer waits
+ * only for those. handoff_ns is 0: the writer starves from the moment it
+ * queues.
+ */
+START_TEST(test_rw_reader_behind_starving_writer_waits)
+{
+	uint32_t tid = test_gettid(), word = tid;
+	struct locker r1, w, r2;
+	int fd = reader_then_starving_writer(&word, &r1, &w);
+
+	locker_start(&r2, fd, &word, false, true);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	/* The grant is one cmpxchg: its count is the readers given the word. */
+	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
+		      "word 0x%08x after the grant: the reader behind the starving writer was given the word too",
+		      word_load(&word));
+	locker_has_it(&r1, "the reader ahead of the writer");
+	locker_release(&r1);
+	locker_has_it(&w, "the starving writer");
+	ck_assert_msg(!atomic_load(&r2.done),
+		      "the reader behind the writer got in before it");
+	locker_release(&w);
+	locker_has_it(&r2, "the reader behind the writer");
+	locker_release(&r2);
 	ck_assert_uint_eq(word_load(&word), 0);
 	assert_no_live_states(fd);
 	close(fd);
@@ -654,9 +760,7 @@ START_TEST(test_rw_sleeping_starved_writer_handed_off)
 	locker_has_it(&w, "the writer");
 	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
 		      "writer status %#x, want HANDOFF", w.status);
-	atomic_store(&w.may_release, true);
-	locker_join(&w);
-	ck_assert_int_eq(w.unlock_ret, 0);
+	locker_release(&w);
 	ck_assert_uint_eq(word_load(&word), 0);
 	assert_no_live_states(fd);
 	close(fd);
@@ -1036,16 +1140,69 @@ START_TEST(test_rw_word_of_other_kind)
 }
 END_TEST
 
+/* A thread in LOCK on a word, for test_rw_unlock_beside_lock_state. */
+struct mutex_locker {
+	uint32_t *word;
+	int fd;
+	atomic_uint tid;
+	atomic_int result;	/* -1 until LOCK returned */
+};
+
+static void *mutex_locker_main(void *p)
+{
+	struct mutex_locker *m = p;
+	struct tofutex_lock a;
+
+	atomic_store(&m->tid, test_gettid());
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)m->word;
+	a.flags = TOFUTEX_LOCK_DEADLINE;
+	a.deadline_ns = far();
+	atomic_store(&m->result, ioctl(m->fd, TOFUTEX_IOC_LOCK, &a) ? errno : 0);
+	return NULL;
+}
+
+/*
+ * A writer-held word, which looks like a TO lock word, that a thread
+ * also locks with LOCK (against the ABI) gets a TO lock state: the
+ * writer's RWUNLOCK still releases it (not EINVAL, which would leave the
+ * write lock held for ever and the LOCK waiter waiting for it), and the
+ * LOCK waiter then takes the released word.
+ */
+START_TEST(test_rw_unlock_beside_lock_state)
+{
+	uint32_t tid = test_gettid(), word = tid;
+	struct mutex_locker m = { .word = &word };
+	pthread_t t;
+	bool ok;
+
+	m.fd = dev_open();
+	atomic_store(&m.result, -1);
+	ck_assert_int_eq(pthread_create(&t, NULL, mutex_locker_main, &m), 0);
+	WAIT_UNTIL(ok, atomic_load(&m.tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&m.tid), TOFUTEX_IOC_LOCK, "LOCK");
+	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	ck_assert_int_eq(ioc_unlock(m.fd, (uintptr_t)&word, NULL), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(atomic_load(&m.result), 0);
+	ck_assert_uint_eq(word_load(&word) & COUNT_MASK, atomic_load(&m.tid));
+	assert_no_live_states(m.fd);
+	close(m.fd);
+}
+END_TEST
+
 /*
  * A word held by readers, with no kernel state, is not a TO lock held by
- * a thread whose TID is RW_SHARED | n: LOCK fails with EINVAL and leaves
- * it alone, whatever else the word holds.
+ * a thread whose TID is RW_SHARED | n: LOCK and UNLOCK fail with EINVAL
+ * and leave it alone, whatever else the word holds.
  */
 START_TEST(test_rw_lock_on_reader_held_word)
 {
 	static const uint32_t words[] = {
 		SHARED | 1, SHARED | 2 | WAITERS, SHARED | 3 | HANDOFF | WAITERS,
 	};
+	struct tofutex_unlock u;
 	struct tofutex_lock a;
 	uint32_t word;
 	unsigned int i;
@@ -1059,6 +1216,13 @@ START_TEST(test_rw_lock_on_reader_held_word)
 		a.deadline_ns = far();
 		errno = 0;
 		ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_LOCK, &a), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_uint_eq(word_load(&word), words[i]);
+		/* Nor does UNLOCK take it for a TO lock stolen meanwhile. */
+		memset(&u, 0, sizeof(u));
+		u.uaddr = (uintptr_t)&word;
+		errno = 0;
+		ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_UNLOCK, &u), -1);
 		ck_assert_int_eq(errno, EINVAL);
 		ck_assert_uint_eq(word_load(&word), words[i]);
 	}
@@ -1082,6 +1246,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_readers_share);
 	tcase_add_test(tc, test_rw_queued_readers_enter_together);
 	tcase_add_test(tc, test_rw_writers_after_readers);
+	tcase_add_test(tc, test_rw_release_wakes_one_writer);
 	tcase_add_test(tc, test_rw_deadline);
 	suite_add_tcase(s, tc);
 
@@ -1097,6 +1262,7 @@ static Suite *rwlock_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_rw_starving_writer_behind_granted_readers);
 	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
+	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals_and_death");
@@ -1114,6 +1280,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_odd_words);
 	tcase_add_test(tc, test_rw_word_of_other_kind);
 	tcase_add_test(tc, test_rw_lock_on_reader_held_word);
+	tcase_add_test(tc, test_rw_unlock_beside_lock_state);
 	suite_add_tcase(s, tc);
 
 	return s;

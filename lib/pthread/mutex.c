@@ -72,15 +72,25 @@ static inline bool tfx_owner_kept(int type)
 	       type == PTHREAD_MUTEX_RECURSIVE;
 }
 
+/*
+ * Does the caller @tid hold @m of @type? __owner first where it is kept:
+ * on the nested lock and unlock of a RECURSIVE mutex it answers without
+ * the word.
+ */
+static inline bool tfx_mine(pthread_mutex_t *m, int type, uint32_t tid)
+{
+	uint32_t word;
+
+	if (tfx_owner_kept(type) &&
+	    (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == tid)
+		return true;
+	word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
+	return tofutex__is_self(word & TOFUTEX_TID_MASK, tid);
+}
+
 bool tfx_mutex_mine(pthread_mutex_t *m)
 {
-	uint32_t word = __atomic_load_n(&tfx_mutex(m)->word, __ATOMIC_RELAXED);
-	uint32_t tid = (uint32_t)tofutex__tid();
-
-	return tofutex__is_self(word & TOFUTEX_TID_MASK, tid) ||
-	       (tfx_owner_kept(tfx_mutex_type(m)) &&
-		(uint32_t)__atomic_load_n(&m->__data.__owner,
-					  __ATOMIC_RELAXED) == tid);
+	return tfx_mine(m, tfx_mutex_type(m), (uint32_t)tofutex__tid());
 }
 
 /* The caller @tid took @m of @type. */
@@ -262,23 +272,57 @@ static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 	return err;
 }
 
-/* tfx_lock_slow()'s @err: the fast path's compare-and-swap failed. */
-#define TFX_CONTENDED	(-2)
+/*
+ * A relock by the owner @tid of a type that keeps its owner in __owner:
+ * one level more of a RECURSIVE mutex (mutex_acquired, as after any lock
+ * that succeeds), EDEADLK for an ERRORCHECK one, as glibc answers before
+ * it touches the word.
+ */
+static inline int tfx_relock(pthread_mutex_t *m, int type)
+{
+	int err;
+
+	if (type != PTHREAD_MUTEX_RECURSIVE)
+		return EDEADLK;
+	err = tfx_mutex_recurse(m);
+	if (!err)
+		TFX_PROBE(mutex_acquired, m);
+	return err;
+}
+
+static inline bool tfx_owner_is(pthread_mutex_t *m, int type, uint32_t tid)
+{
+	return tfx_owner_kept(type) &&
+	       (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == tid;
+}
 
 /*
- * pthread_mutex_lock() past its fast path, out of line so that the fast
- * path keeps few registers: @err TFX_CONTENDED when the word (@word) was
- * not free, else what tofutex__mutex_taken() said of the word it took.
+ * pthread_mutex_lock() past its inline path: a mutex of glibc's (@type
+ * -1), a TID not known yet (@tid 0: nothing was tried), a word that was
+ * not free (@word, as the compare-and-swap saw it), or one taken (@word 0)
+ * that is not recoverable or with TOFUTEX_PROFILE on (a lock of a lock
+ * that has a record counts, a wait is timed). Out of line, so that the
+ * uncontended path saves no registers. mutex_entry was fired inline.
  */
-static __attribute__((noinline)) int
-tfx_lock_slow(pthread_mutex_t *m, int type, uint32_t tid, uint32_t word,
-	      int err)
+static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
+						   uint32_t tid, uint32_t word)
 {
-	if (err != TFX_CONTENDED) {
-		if (tfx_prof() && !err)
+	tofutex_mutex_t *t = tfx_mutex(m);
+	bool taken = tid && !word;
+	int err;
+
+	if (type < 0)
+		return tfx_glibc()->mutex_lock(m);
+	if (!tid) {
+		tid = (uint32_t)tofutex__tid();
+		taken = tofutex__mutex_lock_fast(t, tid, &word);
+	}
+	if (taken) {
+		err = tofutex__mutex_taken(t, 0);
+		if (!err && tfx_prof())
 			tfx_prof_locked(m, true);
-	} else if (tfx_owner_kept(type) && tfx_mutex_mine(m)) {
-		err = EDEADLK;
+	} else if (tfx_owner_kept(type) && tfx_mine(m, type, tid)) {
+		return tfx_relock(m, type);
 	} else {
 		err = tfx_lock_contended(m, tid, word);
 	}
@@ -301,22 +345,22 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
 	int type = tfx_mutex_type(m);
-	uint32_t tid, word;
-	int err = TFX_CONTENDED;
+	uint32_t tid = (uint32_t)tofutex__tid_known(), word = 0;
 
-	if (type < 0)
-		return tfx_glibc()->mutex_lock(m);
-	TFX_PROBE(mutex_entry, m);
-	tid = (uint32_t)tofutex__tid();
-	if (__builtin_expect(tofutex__mutex_lock_fast(t, tid, &word), 1)) {
-		err = tofutex__mutex_taken(t, 0);
-		if (__builtin_expect(!err && !tfx_prof(), 1)) {
-			tfx_locked(m, type, tid);
-			TFX_PROBE(mutex_acquired, m);
-			return 0;
+	if (__builtin_expect(type >= 0, 1)) {
+		TFX_PROBE(mutex_entry, m);
+		if (tofutex__mutex_lock_fast(t, tid, &word)) {
+			if (__builtin_expect(tofutex__mutex_usable(t) && !tfx_prof(), 1)) {
+				tfx_locked(m, type, tid);
+				TFX_PROBE(mutex_acquired, m);
+				return 0;
+			}
+		} else if (word == tid && tid && tfx_owner_kept(type)) {
+			/* Ours with no waiter: the nested lock of a RECURSIVE one. */
+			return tfx_relock(m, type);
 		}
 	}
-	return tfx_lock_slow(m, type, tid, word, err);
+	return tfx_lock_rest(m, type, tid, word);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
@@ -348,25 +392,34 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	return err;
 }
 
-int pthread_mutex_trylock(pthread_mutex_t *m)
+/*
+ * pthread_mutex_trylock() past its inline path, as tfx_lock_rest():
+ * libtofutex's trylock, whose answers are mapped as the header says.
+ */
+static __attribute__((noinline)) int tfx_trylock_rest(pthread_mutex_t *m, int type,
+						      uint32_t tid, uint32_t word)
 {
-	int type = tfx_mutex_type(m);
+	tofutex_mutex_t *t = tfx_mutex(m);
 	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_trylock(m);
-	err = tofutex_mutex_trylock(tfx_mutex(m));
+	if (tid && !word)
+		err = tofutex__mutex_taken(t, 0);
+	else
+		err = tofutex_mutex_trylock(t);
+	tid = (uint32_t)tofutex__tid();
 	switch (err) {
 	case 0:
 		if (tfx_prof())
 			tfx_prof_locked(m, true);
-		return tfx_locked(m, type, (uint32_t)tofutex__tid());
+		return tfx_locked(m, type, tid);
 	case EBUSY:
-		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mutex_mine(m))
+		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mine(m, type, tid))
 			return tfx_mutex_recurse(m);
 		return EBUSY;
 	case EOWNERDEAD:
-		tofutex_mutex_unlock(tfx_mutex(m));
+		tofutex_mutex_unlock(t);
 		return EBUSY;
 	case ENOTRECOVERABLE:
 	case EPERM:
@@ -374,6 +427,19 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 	default:
 		return err;
 	}
+}
+
+/* A free word is taken inline, as by pthread_mutex_lock(). */
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	int type = tfx_mutex_type(m);
+	uint32_t tid = (uint32_t)tofutex__tid_known(), word = 0;
+
+	if (__builtin_expect(type >= 0, 1) && tofutex__mutex_lock_fast(t, tid, &word) &&
+	    __builtin_expect(tofutex__mutex_usable(t) && !tfx_prof(), 1))
+		return tfx_locked(m, type, tid);
+	return tfx_trylock_rest(m, type, tid, word);
 }
 
 /* NORMAL, DEFAULT, ADAPTIVE_NP: release whoever holds it, end a stall. */
@@ -400,32 +466,52 @@ static void tfx_mutex_unglibc(pthread_mutex_t *m)
 	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
 }
 
-/* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
-int pthread_mutex_unlock(pthread_mutex_t *m)
+/*
+ * The unlock by its owner of a mutex of a type that keeps its owner: true
+ * when that dropped one level of a RECURSIVE mutex and is all; else
+ * __owner is cleared for the release.
+ */
+static inline bool tfx_unlock_owner(pthread_mutex_t *m, int type)
+{
+	if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers) {
+		m->__data.__nusers--;
+		return true;
+	}
+	/* 0 before the release: glibc's lock asserts it. */
+	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
+	return false;
+}
+
+/*
+ * pthread_mutex_unlock() past its inline path: a mutex of glibc's (@type
+ * -1), a TID not known yet (@tid 0), an __owner that is not the caller's
+ * TID (@tried false), or a release that failed on @word (@tried): the
+ * ownership by the word, the release that wakes, a NORMAL unlock by
+ * another thread. Out of line, as tfx_lock_rest().
+ */
+static __attribute__((noinline)) int tfx_unlock_rest(pthread_mutex_t *m, int type, uint32_t tid,
+						     uint32_t word, bool tried)
 {
 	tofutex_mutex_t *t = tfx_mutex(m);
-	int type = tfx_mutex_type(m);
-	uint32_t tid, word;
 	int err;
 
 	if (type < 0)
 		return tfx_glibc()->mutex_unlock(m);
-	if (tfx_owner_kept(type)) {
-		if (!tfx_mutex_mine(m))
+	if (!tid) {
+		tid = (uint32_t)tofutex__tid();
+		tried = false;
+	}
+	if (!tried) {
+		if (tfx_owner_kept(type) && !tfx_mine(m, type, tid))
 			return EPERM;
-		if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers) {
-			m->__data.__nusers--;
+		if (tfx_owner_kept(type) && tfx_unlock_owner(m, type))
+			return 0;
+		if (tfx_prof())
+			tfx_prof_unlock(m);
+		if (tofutex__mutex_unlock_fast(t, tid, &word)) {
+			TFX_PROBE(mutex_release, m);
 			return 0;
 		}
-		/* 0 before the release: glibc's lock asserts it. */
-		__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
-	}
-	if (tfx_prof())
-		tfx_prof_unlock(m);
-	tid = (uint32_t)tofutex__tid();
-	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1)) {
-		TFX_PROBE(mutex_release, m);
-		return 0;
 	}
 	if (tofutex__glibc_owner(word & TOFUTEX_TID_MASK))
 		tfx_mutex_unglibc(m);
@@ -438,13 +524,29 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	return err;
 }
 
-/*
- * glibc's compat names of the same functions (the version script exports
- * them at GLIBC_2.2.5): older binaries call these directly.
- */
-#define TFX_COMPAT(name) \
-	extern __typeof(pthread_##name) __pthread_##name \
-		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+/* The uncontended unlock is inline, as the lock in pthread_mutex_lock(). */
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	tofutex_mutex_t *t = tfx_mutex(m);
+	int type = tfx_mutex_type(m);
+	uint32_t tid = (uint32_t)tofutex__tid_known(), word;
+
+	if (__builtin_expect(type < 0 || !tid, 0) || tfx_prof())
+		return tfx_unlock_rest(m, type, tid, 0, false);
+	if (tfx_owner_kept(type)) {
+		if (!tfx_owner_is(m, type, tid))
+			return tfx_unlock_rest(m, type, tid, 0, false);
+		if (tfx_unlock_owner(m, type))
+			return 0;
+	}
+	if (__builtin_expect(tofutex__mutex_unlock_fast(t, tid, &word), 1)) {
+		TFX_PROBE(mutex_release, m);
+		return 0;
+	}
+	return tfx_unlock_rest(m, type, tid, word, true);
+}
+
+/* glibc's compat names of the same functions (preload.h). */
 TFX_COMPAT(mutex_init);
 TFX_COMPAT(mutex_destroy);
 TFX_COMPAT(mutex_lock);

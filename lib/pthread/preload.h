@@ -59,7 +59,12 @@
  *   bytes 0-7  a tofutex_rwlock_t (glibc's __readers, __writers): the TO
  *              reader/writer word, and the field that must be 0
  * All zero after pthread_rwlock_init() or the initialisers, and glibc's
- * destroy writes nothing; every pthread_rwlock_* function is interposed.
+ * destroy writes nothing; every pthread_rwlock_* function is interposed,
+ * and the compat names __pthread_rwlock_{init,destroy,rdlock,tryrdlock,
+ * wrlock,trywrlock,unlock}@GLIBC_2.2.5; dlsym() and dlvsym() on a handle
+ * give ours for glibc's (dlsym.c, x86-64). glibc's rwlock code reached
+ * from an RTLD_DEEPBIND plugin is not made safe (tofutex-run(1), BUGS):
+ * its phase bits are the low bits of our writer's TID.
  *
  * No path allocates: the state is in the objects, the real glibc
  * functions are looked up once when the library is loaded (the report
@@ -109,6 +114,23 @@ struct tfx_real {
 				  const struct timespec *);
 	int (*rwlock_unlock)(pthread_rwlock_t *);
 };
+
+/*
+ * glibc's compat name __pthread_NAME of our pthread_NAME, which binaries
+ * built against glibc before 2.34 may call directly: the version script
+ * exports it at GLIBC_2.2.5, the only version glibc has it at, so that
+ * glibc's own code never runs behind such a call on our objects.
+ */
+#define TFX_COMPAT(name) \
+	extern __typeof(pthread_##name) __pthread_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+
+/*
+ * rwlock.c: our function for glibc's rwlock function at @fn (each name
+ * and version of one glibc function has one address), else NULL; for
+ * dlsym.c.
+ */
+TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
 
 /* real.c: the table, filled when the library is loaded. */
 extern struct tfx_real tfx_real TOFUTEX_HIDDEN;

@@ -15,7 +15,7 @@
  *   wait. A program may rely on that for progress: one reader holds the
  *   lock and waits for another to get a read lock too (glibc's
  *   tst-rwlock16). Ours join too (libtofutex's
- *   tofutex__rwlock_join_rdlock(): RW_HANDOFF does not stop them), so a
+ *   tofutex__rwlock_lock()'s @join: RW_HANDOFF does not stop them), so a
  *   stream of readers may starve a writer, as with glibc.
  * - PREFER_WRITER_NONRECURSIVE_NP stops new readers once a writer waits;
  *   ours get the TO lock's policy: readers queue behind a writer that
@@ -34,8 +34,9 @@
  *   held by a thread of    (the child of fork()) the lock blocks, a timed
  *   the parent             one ends with ETIMEDOUT, a try one with EBUSY,
  *                          as glibc's, whose child waits for a writer
- *                          that is not there; libtofutex's EPERM for the
+ *                          that is not there; the module's EPERM for the
  *                          foreign owner is no error glibc's lock returns
+ *                          (on futex(2) ours just sleeps, not robust)
  *   unlock of a free lock  EPERM (glibc returns 0 and corrupts the lock)
  *   destroy while held     0, as glibc's destroy, which checks nothing
  */
@@ -73,7 +74,7 @@ static inline const struct timespec *tfx_rw_maybe_null(
 #define TFX_RW_AGAIN	(-1)
 
 /*
- * Held by a thread of the parent (the child of fork(); libtofutex says
+ * Held by a thread of the parent (the child of fork(); the module says
  * EPERM): wait, as glibc's lock would, until the word changes
  * (TFX_RW_AGAIN) or @abstime on @clockid passes (ETIMEDOUT; NULL: never).
  * Nothing wakes such a waiter, so it polls every TOFUTEX_POLL_NS.
@@ -121,16 +122,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 	if (!abstime)
 		clockid = CLOCK_MONOTONIC;
 	do {
-		if (write)
-			err = abstime ? tofutex_rwlock_clockwrlock(t, clockid,
-								   abstime) :
-					tofutex_rwlock_wrlock(t);
-		else if (tfx_rw_joins(kind))
-			err = tofutex__rwlock_join_rdlock(t, clockid, abstime);
-		else
-			err = abstime ? tofutex_rwlock_clockrdlock(t, clockid,
-								   abstime) :
-					tofutex_rwlock_rdlock(t);
+		err = tofutex__rwlock_lock(t, write, !write && tfx_rw_joins(kind),
+					   clockid, abstime);
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);
 	} while (err == TFX_RW_AGAIN);
@@ -270,4 +263,56 @@ int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 	if (tfx_prof())
 		tfx_prof_unlock(rw);
 	return tofutex_rwlock_unlock(tfx_rwlock(rw));
+}
+
+/* glibc's compat names of the same functions (preload.h). */
+TFX_COMPAT(rwlock_init);
+TFX_COMPAT(rwlock_destroy);
+TFX_COMPAT(rwlock_rdlock);
+TFX_COMPAT(rwlock_tryrdlock);
+TFX_COMPAT(rwlock_wrlock);
+TFX_COMPAT(rwlock_trywrlock);
+TFX_COMPAT(rwlock_unlock);
+
+/*
+ * Our own entries, whatever the names resolve to (a program's reference
+ * may make its PLT slot the canonical address): hidden aliases.
+ */
+#define TFX_SELF(name) \
+	extern __typeof(pthread_##name) tfx_self_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name), \
+			       visibility("hidden")))
+TFX_SELF(rwlock_init);
+TFX_SELF(rwlock_destroy);
+TFX_SELF(rwlock_rdlock);
+TFX_SELF(rwlock_tryrdlock);
+TFX_SELF(rwlock_timedrdlock);
+TFX_SELF(rwlock_clockrdlock);
+TFX_SELF(rwlock_wrlock);
+TFX_SELF(rwlock_trywrlock);
+TFX_SELF(rwlock_timedwrlock);
+TFX_SELF(rwlock_clockwrlock);
+TFX_SELF(rwlock_unlock);
+
+#define TFX_OURS(name) { (void *)g->name, (void *)tfx_self_##name }
+
+void *tfx_rwlock_ours(const void *fn)
+{
+	const struct tfx_real *g = tfx_glibc();
+	const struct {
+		void *glibc, *ours;
+	} map[] = {
+		TFX_OURS(rwlock_init), TFX_OURS(rwlock_destroy),
+		TFX_OURS(rwlock_rdlock), TFX_OURS(rwlock_tryrdlock),
+		TFX_OURS(rwlock_timedrdlock), TFX_OURS(rwlock_clockrdlock),
+		TFX_OURS(rwlock_wrlock), TFX_OURS(rwlock_trywrlock),
+		TFX_OURS(rwlock_timedwrlock), TFX_OURS(rwlock_clockwrlock),
+		TFX_OURS(rwlock_unlock),
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].glibc == fn)
+			return map[i].ours;
+	return NULL;
 }

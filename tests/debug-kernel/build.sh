@@ -4,11 +4,15 @@
 # Build (once per machine) the tofutex debug kernel: Debian's linux-source-6.12
 # configured as tinyconfig + tests/debug-kernel/debug.config.
 #
-# Usage: tests/debug-kernel/build.sh
+# Usage: tests/debug-kernel/build.sh [rt]
+#
+# With "rt", the same debug kernel with PREEMPT_RT (debug.config, then
+# rt.config's assignments over it): lockdep, sleeping-in-atomic checks and
+# KASAN where spinlock_t is a sleeping lock and interrupts are threads.
 #
 # The result lives outside the checkout, in
 #   ${TOFUTEX_CACHE:-/var/cache/tofutex}/debug-kernel-<hash>
-# where <hash> covers the options in the config fragment (not its comments),
+# where <hash> covers the options in the config fragments (not comments),
 # the linux-source-6.12 package version, the compiler version and
 # BUILD_SCHEME below, so a changed input gives a new directory and an
 # unchanged one is reused: a cached build is found and reported in a few
@@ -45,14 +49,28 @@ SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 PKGS="$SRC_PKG build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod"
 
 here=$(cd "$(dirname "$0")" && pwd)
-fragment=$here/debug.config
+flavour=${1-}
+case $flavour in
+'') fragments=$here/debug.config ;;
+rt) fragments="$here/debug.config $here/rt.config" ;;
+*) echo "usage: $0 [rt]" >&2; exit 2 ;;
+esac
 cache_root=${TOFUTEX_CACHE:-/var/cache/tofutex}
 jobs=${TOFUTEX_JOBS:-$(nproc)}
 
 say() { printf 'debug-kernel: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-[ -r "$fragment" ] || die "no config fragment at $fragment"
+for f in $fragments; do
+	[ -r "$f" ] || die "no config fragment at $f"
+done
+# The fragments' option lines, a later fragment's assignment replacing an
+# earlier one's: what the kernel's .config must say in the end.
+# shellcheck disable=SC2086 # one file per word
+options=$(grep -hE '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' $fragments |
+	awk '{ o = $0; sub(/^# /, "", o); sub(/[= ].*/, "", o)
+	       if (!(o in v)) order[n++] = o; v[o] = $0 }
+	     END { for (i = 0; i < n; i++) print v[order[i]] }')
 
 # --- Packages: install only what is missing -----------------------------
 # One dpkg-query for all of them: the cached case must stay fast.
@@ -91,10 +109,10 @@ cc_ver=$(gcc --version | head -n 1)
 hash=$({
 	printf 'scheme %s\nsource %s %s\ncc %s\n' \
 		"$BUILD_SCHEME" "$SRC_PKG" "$src_ver" "$cc_ver"
-	grep -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' "$fragment"
+	printf '%s\n' "$options"
 } | sha256sum | cut -c 1-16)
 
-dir=$cache_root/debug-kernel-$hash
+dir=$cache_root/debug-kernel${flavour:+-$flavour}-$hash
 kimage=$dir/bzImage
 kdir=$dir/build
 stamp=$dir/done
@@ -156,9 +174,10 @@ mkdir -p "$src"
 tar -xJf "$SRC_TAR" -C "$src" --strip-components=1 ||
 	fail "unpacking $SRC_TAR failed"
 
-say "configuring: tinyconfig + $(basename "$fragment")"
+say "configuring: tinyconfig + $(for f in $fragments; do printf '%s ' "${f##*/}"; done)"
 kmake tinyconfig || fail "make tinyconfig failed"
-(cd "$src" && ./scripts/kconfig/merge_config.sh -m .config "$fragment") \
+printf '%s\n' "$options" >"$dir/fragment"
+(cd "$src" && ./scripts/kconfig/merge_config.sh -m .config "$dir/fragment") \
 	>>"$log" 2>&1 || fail "merge_config.sh failed"
 kmake olddefconfig || fail "make olddefconfig failed"
 
@@ -184,8 +203,8 @@ while IFS= read -r line; do
 		say "config mismatch: wanted '${want:-# $opt is not set}', got '${got:-# $opt is not set}'"
 		bad=1
 	fi
-done <"$fragment"
-[ "$bad" -eq 0 ] || die "the fragment was not applied as written (see above); fix $fragment"
+done <"$dir/fragment"
+[ "$bad" -eq 0 ] || die "the fragments were not applied as written (see above); fix $fragments"
 cp "$src/.config" "$dir/config"
 
 t1=$(date +%s)

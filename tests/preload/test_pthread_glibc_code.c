@@ -17,14 +17,22 @@
  * Whichever code runs on a mutex, a lock waits for the holder's unlock
  * and is woken by it, exclusion holds, and the wait returns with the
  * mutex held, for each type the preload runs.
+ *
+ * glibc's rwlock code cannot run on the preload's rwlocks, so it must
+ * never meet them: the compat names are the preload's, and so is every
+ * rwlock function dlsym() or dlvsym() finds on a handle of glibc (x86-64,
+ * where the preload interposes them), while RTLD_DEFAULT and RTLD_NEXT
+ * still answer for the object that calls them (plugin_dlnext.c).
  */
 #include <dlfcn.h>
 #include <libgen.h>
+#include <signal.h>
 
 #include "sleeping.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 #define PLUGIN_NAME "libtfx-plugin-deepbind.so"
+#define PLUGIN_DLNEXT "libtfx-plugin-dlnext.so"
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -59,8 +67,8 @@ static bool is_preloads(void *fn)
 	       strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME);
 }
 
-/* The plugin, next to this program. */
-static void *plugin_open(void)
+/* The plugin @name, next to this program, with @mode. */
+static void *plugin_open(const char *name, int mode)
 {
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -68,8 +76,19 @@ static void *plugin_open(void)
 
 	ck_assert(n > 0);
 	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dirname(self), PLUGIN_NAME);
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	snprintf(path, sizeof(path), "%s/%s", dirname(self), name);
+	h = dlopen(path, RTLD_NOW | mode);
+	ck_assert_msg(h, "%s", dlerror());
+	return h;
+}
+
+/* libpthread.so.0's handle (a stub of libc.so.6's), or libc.so.6's. */
+static void *glibc_handle(void)
+{
+	void *h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
 	ck_assert_msg(h, "%s", dlerror());
 	return h;
 }
@@ -90,17 +109,13 @@ static struct way way_get(int w)
 					    "GLIBC_2.2.5");
 		break;
 	case W_DLSYM:
-		/* libpthread.so.0 is a stub of libc.so.6's; either will do. */
-		h = dlopen("libpthread.so.0", RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			h = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
-		ck_assert_msg(h, "%s", dlerror());
+		h = glibc_handle();
 		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
 		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
 		ck_assert(f.lock && !is_preloads((void *)f.lock));
 		break;
 	case W_DEEPBIND:
-		h = plugin_open();
+		h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
 		f.lock = (mutex_fn)dlsym(h, "tfx_plugin_lock");
 		f.unlock = (mutex_fn)dlsym(h, "tfx_plugin_unlock");
 		ck_assert(f.lock && f.unlock);
@@ -253,6 +268,224 @@ START_TEST(test_glibc_code_mutual_exclusion)
 }
 END_TEST
 
+/* ---- rwlocks: glibc's compat names ---- */
+
+typedef int (*rwlock_fn)(pthread_rwlock_t *);
+
+/* glibc's compat name @name@GLIBC_2.2.5 as a program bound to it gets it. */
+static void *rwlock_compat(const char *name)
+{
+	void *f = dlvsym(RTLD_DEFAULT, name, "GLIBC_2.2.5");
+
+	ck_assert_msg(f, "%s@GLIBC_2.2.5: %s", name, dlerror());
+	return f;
+}
+
+START_TEST(test_compat_rwlock_symbols_are_the_preloads)
+{
+	static const char *const names[] = {
+		"__pthread_rwlock_init", "__pthread_rwlock_destroy",
+		"__pthread_rwlock_rdlock", "__pthread_rwlock_tryrdlock",
+		"__pthread_rwlock_wrlock", "__pthread_rwlock_trywrlock",
+		"__pthread_rwlock_unlock",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(is_preloads(rwlock_compat(names[i])),
+			      "%s@GLIBC_2.2.5 is not the preload's", names[i]);
+}
+END_TEST
+
+struct rwcount {
+	pthread_rwlock_t rw;
+	rwlock_fn rdlock, wrlock, unlock;
+	unsigned long n, total;
+	int busy;
+};
+
+/*
+ * @way: through the pointers, else the plain names. Each round writes
+ * (the counter, @busy raised inside) and every eighth one then reads
+ * (@busy must be down: no reader inside a writer's section).
+ */
+static void rwcount_rounds(struct rwcount *c, bool way)
+{
+	pthread_rwlock_t *rw = &c->rw;
+	unsigned long i;
+
+	for (i = 0; i < c->n; i++) {
+		TCHECK((way ? c->wrlock(rw) : pthread_rwlock_wrlock(rw)) == 0,
+		       "wrlock failed");
+		TCHECK(!__atomic_exchange_n(&c->busy, 1, __ATOMIC_RELAXED),
+		       "two writers inside");
+		c->total++;
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELAXED);
+		TCHECK((way ? c->unlock(rw) : pthread_rwlock_unlock(rw)) == 0,
+		       "write unlock failed");
+		if (i % 8)
+			continue;
+		TCHECK((way ? c->rdlock(rw) : pthread_rwlock_rdlock(rw)) == 0,
+		       "rdlock failed");
+		TCHECK(!__atomic_load_n(&c->busy, __ATOMIC_RELAXED),
+		       "a reader inside a writer's section");
+		TCHECK((way ? c->unlock(rw) : pthread_rwlock_unlock(rw)) == 0,
+		       "read unlock failed");
+	}
+}
+
+static void *rwcount_way_main(void *arg)
+{
+	rwcount_rounds(arg, true);
+	return NULL;
+}
+
+static void *rwcount_ours_main(void *arg)
+{
+	rwcount_rounds(arg, false);
+	return NULL;
+}
+
+/*
+ * Two threads through @c's pointers, two through the plain names; the
+ * rwlock is made and left free by the test. An alarm turns a locker
+ * that never returns into a failure.
+ */
+static void rwcount_run(struct rwcount *c)
+{
+	pthread_t t[4];
+	int i;
+
+	tfail_reset();
+	c->n = scaled(20000, 1000);
+	signal(SIGALRM, SIG_DFL);
+	alarm(TEST_TIMEOUT_LONG / 2);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						i % 2 ? rwcount_ours_main :
+							rwcount_way_main,
+						c), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS * 3),
+			      "a locker hangs");
+	alarm(0);
+	tfail_assert();
+	ck_assert_uint_eq(c->total, 4 * c->n);
+	/* Free for either, the way the test left it. */
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&c->rw), 0);
+	ck_assert_int_eq(c->unlock(&c->rw), 0);
+}
+
+START_TEST(test_compat_rwlock_mutual_exclusion)
+{
+	struct rwcount c = { .busy = 0 };
+	int (*init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+
+	c.rdlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_rdlock");
+	c.wrlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_wrlock");
+	c.unlock = (rwlock_fn)rwlock_compat("__pthread_rwlock_unlock");
+	init = rwlock_compat("__pthread_rwlock_init");
+	ck_assert_int_eq(init(&c.rw, NULL), 0);
+	rwcount_run(&c);
+	ck_assert_int_eq(((rwlock_fn)rwlock_compat("__pthread_rwlock_destroy"))(&c.rw),
+			 0);
+}
+END_TEST
+
+/* ---- rwlocks: dlsym() on a handle of glibc ---- */
+
+/* Interposed on x86-64 alone (lib/pthread/dlsym.c). */
+#if defined(__x86_64__)
+
+/* Every rwlock function, by each name and version, is the preload's. */
+START_TEST(test_dlsym_rwlock_is_the_preloads)
+{
+	static const char *const names[] = {
+		"pthread_rwlock_init", "pthread_rwlock_destroy",
+		"pthread_rwlock_rdlock", "pthread_rwlock_tryrdlock",
+		"pthread_rwlock_timedrdlock", "pthread_rwlock_clockrdlock",
+		"pthread_rwlock_wrlock", "pthread_rwlock_trywrlock",
+		"pthread_rwlock_timedwrlock", "pthread_rwlock_clockwrlock",
+		"pthread_rwlock_unlock",
+	};
+	void *h[2] = { glibc_handle(), dlopen("libc.so.6", RTLD_NOW) };
+	unsigned int i, j;
+	void *fn;
+
+	for (j = 0; j < 2; j++) {
+		ck_assert(h[j]);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			fn = dlsym(h[j], names[i]);
+			ck_assert_msg(fn && is_preloads(fn),
+				      "dlsym(%s) is not the preload's", names[i]);
+		}
+		/* The compat names exist only in a version. */
+		fn = dlvsym(h[j], "pthread_rwlock_wrlock", "GLIBC_2.2.5");
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(pthread_rwlock_wrlock) is not the preload's");
+		fn = dlvsym(h[j], "__pthread_rwlock_rdlock", "GLIBC_2.2.5");
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(__pthread_rwlock_rdlock) is not the preload's");
+	}
+	/* Other functions stay glibc's. */
+	ck_assert(!is_preloads(dlsym(h[1], "malloc")));
+	ck_assert(!is_preloads(dlsym(h[1], "pthread_mutex_lock")));
+	dlclose(h[0]);
+	dlclose(h[1]);
+}
+END_TEST
+
+/* Two threads through functions dlsym() gave, two through the names. */
+START_TEST(test_dlsym_rwlock_mutual_exclusion)
+{
+	struct rwcount c = { .rw = PTHREAD_RWLOCK_INITIALIZER };
+	void *h = glibc_handle();
+
+	c.rdlock = (rwlock_fn)dlsym(h, "pthread_rwlock_rdlock");
+	c.wrlock = (rwlock_fn)dlsym(h, "pthread_rwlock_wrlock");
+	c.unlock = (rwlock_fn)dlsym(h, "pthread_rwlock_unlock");
+	ck_assert(c.rdlock && c.wrlock && c.unlock);
+	rwcount_run(&c);
+	ck_assert_int_eq(pthread_rwlock_destroy(&c.rw), 0);
+	dlclose(h);
+}
+END_TEST
+#endif /* __x86_64__ */
+
+/*
+ * RTLD_DEFAULT and RTLD_NEXT find what they find without the preload:
+ * they depend on the calling object, which must stay the caller's.
+ */
+START_TEST(test_dlsym_pseudo_handles_keep_the_caller)
+{
+	typedef void *(*lookup_fn)(const char *);
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *plugin = plugin_open(PLUGIN_DLNEXT, RTLD_LOCAL);
+	lookup_fn next, dflt;
+	pid_t (*getpid_wrapped)(void);
+
+	ck_assert(libc);
+	/* From this program: the preload's is the next definition. */
+	ck_assert(is_preloads(dlsym(RTLD_NEXT, "pthread_rwlock_rdlock")));
+	ck_assert(is_preloads(dlsym(RTLD_DEFAULT, "pthread_rwlock_rdlock")));
+	ck_assert(dlsym(RTLD_NEXT, "malloc") == dlsym(libc, "malloc"));
+	ck_assert(dlsym(RTLD_DEFAULT, "malloc") == dlsym(libc, "malloc"));
+	ck_assert(!dlsym(RTLD_DEFAULT, "tfx_plugin_marker"));
+
+	/* From a library: its own scope, and a wrapper of getpid(). */
+	next = (lookup_fn)dlsym(plugin, "tfx_plugin_next");
+	dflt = (lookup_fn)dlsym(plugin, "tfx_plugin_default");
+	getpid_wrapped = (pid_t (*)(void))dlsym(plugin, "getpid");
+	ck_assert(next && dflt && getpid_wrapped);
+	ck_assert(dflt("tfx_plugin_marker") == dlsym(plugin, "tfx_plugin_marker"));
+	ck_assert(next("malloc") == dlsym(libc, "malloc"));
+	ck_assert(!is_preloads(next("pthread_mutex_lock")));
+	ck_assert_int_eq(getpid_wrapped(), getpid());
+	dlclose(plugin);
+	dlclose(libc);
+}
+END_TEST
+
 /* ---- a process-shared condition variable with one of our mutexes ---- */
 
 #define PSHARED_ITEMS 2000
@@ -348,6 +581,21 @@ static Suite *glibc_code_suite(void)
 			    W_COUNT * T_COUNT);
 	tcase_add_loop_test(tc, test_glibc_code_mutual_exclusion, 0,
 			    W_COUNT * T_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rwlock compat");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_test(tc, test_compat_rwlock_symbols_are_the_preloads);
+	tcase_add_test(tc, test_compat_rwlock_mutual_exclusion);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rwlock dlsym");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+#if defined(__x86_64__)
+	tcase_add_test(tc, test_dlsym_rwlock_is_the_preloads);
+	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
+#endif
+	tcase_add_test(tc, test_dlsym_pseudo_handles_keep_the_caller);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pshared");

@@ -12,7 +12,7 @@
 #include <dlfcn.h>
 #include <sys/wait.h>
 
-#include "../common.h"
+#include "sleeping.h"
 
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 
@@ -513,6 +513,174 @@ START_TEST(test_exclusion)
 }
 END_TEST
 
+/* ---- a release wakes one writer, not every sleeper ---- */
+
+#define HERD_WRITERS 6
+
+/* How often thread @tid has blocked (voluntary context switches). */
+static unsigned long thread_blocks(uint32_t tid)
+{
+	char buf[2048], *p;
+
+	ck_assert(thread_proc_read(tid, "status", buf, sizeof(buf)));
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	ck_assert(p);
+	return strtoul(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+}
+
+struct herd {
+	pthread_rwlock_t rw;
+	uint32_t tid[HERD_WRITERS];
+	int go[2];
+	atomic_int holder;
+};
+
+struct herd_arg {
+	struct herd *h;
+	int i;
+};
+
+/* Write-lock, say so, hold until a byte comes, unlock. */
+static void *herd_writer_main(void *arg)
+{
+	struct herd_arg *a = arg;
+	struct herd *h = a->h;
+	char c;
+
+	__atomic_store_n(&h->tid[a->i], test_gettid(), __ATOMIC_RELEASE);
+	TCHECK(pthread_rwlock_wrlock(&h->rw) == 0, "wrlock failed");
+	TCHECK(atomic_exchange(&h->holder, a->i) == -1, "two writers inside");
+	TCHECK(read(h->go[0], &c, 1) == 1, "read failed");
+	atomic_store(&h->holder, -1);
+	TCHECK(pthread_rwlock_unlock(&h->rw) == 0, "unlock failed");
+	return NULL;
+}
+
+/*
+ * Writers asleep on a write-locked rwlock; its release lets one in and
+ * wakes none of the others (glibc wakes one writer). The module's queue
+ * may also wake the next waiter in line, to spin as its top waiter, so
+ * one other may block again; a release that woke every sleeper makes
+ * them all block again.
+ */
+START_TEST(test_release_wakes_one_writer)
+{
+	struct herd_arg a[HERD_WRITERS];
+	unsigned long before[HERD_WRITERS], woke = 0;
+	pthread_t t[HERD_WRITERS];
+	struct herd h;
+	bool ok;
+	int i, held;
+
+	tfail_reset();
+	rwlock_make(&h.rw, _i);
+	memset(h.tid, 0, sizeof(h.tid));
+	atomic_init(&h.holder, -1);
+	ck_assert_int_eq(pipe(h.go), 0);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&h.rw), 0);
+	for (i = 0; i < HERD_WRITERS; i++) {
+		a[i] = (struct herd_arg){ .h = &h, .i = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, herd_writer_main,
+						&a[i]), 0);
+	}
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(thread_asleep_within(&h.tid[i]));
+	for (i = 0; i < HERD_WRITERS; i++)
+		before[i] = thread_blocks(h.tid[i]);
+	ck_assert_int_eq(pthread_rwlock_unlock(&h.rw), 0);
+	WAIT_UNTIL(ok, atomic_load(&h.holder) >= 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	held = atomic_load(&h.holder);
+	/* Whoever woke and lost runs until it sleeps again. */
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(thread_asleep_within(&h.tid[i]));
+	for (i = 0; i < HERD_WRITERS; i++)
+		if (i != held && thread_blocks(h.tid[i]) != before[i])
+			woke++;
+	ck_assert_int_eq(write(h.go[1], "......", HERD_WRITERS), HERD_WRITERS);
+	for (i = 0; i < HERD_WRITERS; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	tfail_assert();
+	ck_assert_msg(woke <= 1, "the release woke %lu of the %d writers that lost",
+		      woke, HERD_WRITERS - 1);
+	close(h.go[0]);
+	close(h.go[1]);
+	ck_assert_int_eq(pthread_rwlock_destroy(&h.rw), 0);
+}
+END_TEST
+
+/* ---- a blocked waiter sleeps until it is woken ---- */
+
+struct sleeper {
+	pthread_rwlock_t *rw;
+	bool write;
+	uint32_t tid;
+	int ret;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *sl = arg;
+
+	__atomic_store_n(&sl->tid, test_gettid(), __ATOMIC_RELEASE);
+	sl->ret = sl->write ? pthread_rwlock_wrlock(sl->rw) :
+			      pthread_rwlock_rdlock(sl->rw);
+	if (!sl->ret)
+		sl->ret = pthread_rwlock_unlock(sl->rw);
+	return NULL;
+}
+
+/*
+ * _i / 2: the kind; _i % 2: the lock is write-held (a reader and a writer
+ * wait) or read-held (a writer waits). glibc's waiters sleep until the
+ * release wakes them; so do ours: over 300 ms each blocks again at most
+ * once (a writer's one look for readers to hold it off), where a poll
+ * every TOFUTEX_POLL_NS would make it a dozen times. On the module the
+ * first waiter for a writer looks at it every owner_check_ns, in the
+ * kernel, and a reader of the joining kinds every TOFUTEX_POLL_NS
+ * (tofutex-run(1)): only the read-held case is the same there.
+ */
+START_TEST(test_no_periodic_wakeups)
+{
+	pthread_rwlock_t rw;
+	bool write_held = _i % 2;
+	struct sleeper sl[2] = {
+		{ .rw = &rw, .write = true },
+		{ .rw = &rw, .write = false },
+	};
+	unsigned long before[2], after[2];
+	int i, n = write_held ? 2 : 1;
+	pthread_t t[2];
+
+	if (write_held && tofutex_backend() == TOFUTEX_BACKEND_MODULE)
+		return;
+	rwlock_make(&rw, _i / 2);
+	ck_assert_int_eq(write_held ? pthread_rwlock_wrlock(&rw) :
+				      pthread_rwlock_rdlock(&rw), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, sleeper_main,
+						&sl[i]), 0);
+	for (i = 0; i < n; i++)
+		ck_assert(thread_asleep_within(&sl[i].tid));
+	for (i = 0; i < n; i++)
+		before[i] = thread_blocks(sl[i].tid);
+	sleep_ns(300 * NSEC_PER_MSEC);
+	for (i = 0; i < n; i++)
+		after[i] = thread_blocks(sl[i].tid);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	for (i = 0; i < n; i++) {
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(sl[i].ret, 0);
+	}
+	for (i = 0; i < n; i++)
+		ck_assert_msg(after[i] - before[i] <= 1,
+			      "the waiting %s blocked %lu times in 300 ms",
+			      sl[i].write ? "writer" : "reader",
+			      after[i] - before[i]);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 struct both_in {
 	pthread_rwlock_t *rw;
 	atomic_uint inside;
@@ -769,6 +937,93 @@ START_TEST(test_waiting_writer_before_later_readers)
 }
 END_TEST
 
+struct held_reader {
+	pthread_rwlock_t *rw;
+	uint32_t tid;
+	atomic_int in;
+	int go[2];
+};
+
+/* Read-lock, say so, hold until a byte comes. */
+static void *held_reader_main(void *arg)
+{
+	struct held_reader *r = arg;
+	char c;
+
+	__atomic_store_n(&r->tid, test_gettid(), __ATOMIC_RELEASE);
+	if (pthread_rwlock_rdlock(r->rw) != 0)
+		return (void *)1;
+	atomic_store(&r->in, 1);
+	if (read(r->go[0], &c, 1) != 1)
+		return (void *)1;
+	return (void *)(intptr_t)pthread_rwlock_unlock(r->rw);
+}
+
+/*
+ * One round: a writer and a reader asleep on the write lock, which is
+ * released; when the reader got in first (else false: the writer did,
+ * and the round tells nothing), new readers must be held off once the
+ * writer waits, as they are behind glibc's waiting writer, however long
+ * the reader holds the lock. *@reserved: they were.
+ */
+static bool writer_after_release_round(int k, bool *reserved)
+{
+	struct sleeper w = { .write = true, .ret = -1 };
+	struct held_reader r = { .tid = 0 };
+	pthread_rwlock_t rw;
+	pthread_t tw, tr;
+	bool in_first;
+	void *ret;
+
+	rwlock_make(&rw, k);
+	w.rw = r.rw = &rw;
+	atomic_init(&r.in, 0);
+	ck_assert_int_eq(pipe(r.go), 0);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&tw, NULL, sleeper_main, &w), 0);
+	ck_assert_int_eq(pthread_create(&tr, NULL, held_reader_main, &r), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	ck_assert(thread_asleep_within(&r.tid));
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	WAIT_UNTIL(in_first, atomic_load(&r.in), TEST_WAIT_NS);
+	ck_assert(in_first);
+	in_first = __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE) == -1;
+	if (in_first)
+		WAIT_UNTIL(*reserved, tryrd_and_unlock(&rw) == EBUSY,
+			   TEST_WAIT_NS);
+	ck_assert_int_eq(write(r.go[1], "x", 1), 1);
+	ck_assert(join_within(tr, &ret, TEST_WAIT_NS));
+	ck_assert_ptr_eq(ret, NULL);
+	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.ret, 0);
+	close(r.go[0]);
+	close(r.go[1]);
+	return in_first;
+}
+
+/*
+ * The nonrecursive kinds: a writer that slept through a write release
+ * which let readers in is not left asleep behind them: new readers are
+ * held off (tryrdlock EBUSY) while the first reader still holds the lock.
+ */
+START_TEST(test_writer_asleep_through_release_not_starved)
+{
+	bool reserved = false;
+	int round;
+
+	for (round = 0; round < 20; round++)
+		if (writer_after_release_round(_i ? K_NONRECURSIVE :
+					       K_STATIC_NONRECURSIVE,
+					       &reserved))
+			break;
+	if (round == 20) {
+		printf("SKIPPED: the writer got in first in 20 rounds\n");
+		return;
+	}
+	ck_assert_msg(reserved, "new readers still get in beside the reader");
+}
+END_TEST
+
 /* ---- fork() ---- */
 
 /*
@@ -834,17 +1089,21 @@ static int child_of_held(pthread_rwlock_t *rw)
 	return bad;
 }
 
-START_TEST(test_fork_child_of_writer)
+/*
+ * fork() while another thread write-holds a rwlock of kind @k; the child
+ * exits with @child(rwlock). Returns the child's wait status.
+ */
+static int fork_beside_writer(int k, int (*child)(pthread_rwlock_t *))
 {
 	struct { pthread_rwlock_t *rw; int held[2], done[2]; } h;
 	pthread_rwlock_t rw;
-	int status;
+	int status, i;
 	pthread_t t;
 	void *ret;
 	pid_t pid;
 	char c;
 
-	rwlock_make(&rw, _i);
+	rwlock_make(&rw, k);
 	h.rw = &rw;
 	ck_assert_int_eq(pipe(h.held), 0);
 	ck_assert_int_eq(pipe(h.done), 0);
@@ -853,18 +1112,75 @@ START_TEST(test_fork_child_of_writer)
 	pid = fork();
 	ck_assert(pid >= 0);
 	if (pid == 0)
-		_exit(child_of_held(&rw));
+		_exit(child(&rw));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(write(h.done[1], &c, 1) == 1);
 	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
 	ck_assert_ptr_eq(ret, NULL);
+	for (i = 0; i < 2; i++) {
+		close(h.held[i]);
+		close(h.done[i]);
+	}
+	return status;
+}
+
+START_TEST(test_fork_child_of_writer)
+{
+	int status = fork_beside_writer(_i, child_of_held);
+
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "child: status %#x (exit bits: 1 tryrd, 2 trywr, 4 timedrd, 8 timedwr, 16 clockrd, 32 clockwr, 64 rdlock, 128 wrlock did not wait)",
 		      status);
-	close(h.held[0]);
-	close(h.held[1]);
-	close(h.done[0]);
-	close(h.done[1]);
+}
+END_TEST
+
+/* A timed lock that must wait, then a cancellation point. */
+static void *stall_probe_main(void *arg)
+{
+	struct sleeper *p = arg;
+	struct timespec ts = realtime_in(300 * NSEC_PER_MSEC);
+
+	__atomic_store_n(&p->tid, test_gettid(), __ATOMIC_RELEASE);
+	p->ret = p->write ? pthread_rwlock_timedwrlock(p->rw, &ts) :
+			    pthread_rwlock_timedrdlock(p->rw, &ts);
+	pthread_testcancel();
+	return NULL;
+}
+
+/*
+ * In the child: a thread waiting for the parent's writer is cancelled.
+ * glibc's rwlock lock is no cancellation point: the lock ends with
+ * ETIMEDOUT and the thread is cancelled at the next point. Bits of what
+ * went wrong, for the read and the write lock; 0 when all is glibc's.
+ */
+static int child_cancel_in_stall(pthread_rwlock_t *rw)
+{
+	struct sleeper p;
+	int i, bad = 0;
+	pthread_t t;
+	void *ret;
+
+	for (i = 0; i < 2; i++) {
+		p = (struct sleeper){ .rw = rw, .write = i, .ret = -1 };
+		if (pthread_create(&t, NULL, stall_probe_main, &p) != 0 ||
+		    !thread_asleep_within(&p.tid) || pthread_cancel(t) != 0 ||
+		    !join_within(t, &ret, TEST_WAIT_NS)) {
+			bad |= 1 << i;
+			continue;
+		}
+		if (ret != PTHREAD_CANCELED || p.ret != ETIMEDOUT)
+			bad |= 4 << i;
+	}
+	return bad;
+}
+
+START_TEST(test_fork_child_stall_not_cancelled)
+{
+	int status = fork_beside_writer(_i, child_cancel_in_stall);
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (exit bits: 1 rd, 2 wr did not run or end; 4 rd, 8 wr cancelled inside the lock or not timed out)",
+		      status);
 }
 END_TEST
 
@@ -938,7 +1254,10 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_out_writer_withdraws, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
+	tcase_add_loop_test(tc, test_writer_asleep_through_release_not_starved,
+			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
@@ -946,6 +1265,12 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_exclusion, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_shared_readers, 0, K_COUNT);
 	tcase_add_test(tc, test_contended_lock_uses_backend);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wakes");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_release_wakes_one_writer, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_no_periodic_wakeups, 0, 2 * K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("glibc");

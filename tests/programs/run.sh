@@ -343,12 +343,69 @@ memcached_load() {
 	return $mrc
 }
 
+# memcached_clients THREADS: memcached with 4 worker threads under
+# $RUNNER, and memcaslap's load from THREADS client threads, 4 connections
+# each, for $bench_secs s: the lock-bound table's memcached row, where the
+# workers' item, LRU and statistics locks see more requests at once than
+# memcached_load's 2 x 8.
+memcached_clients() {
+	memcached_start "$bench_limit" 4
+	$lim memcaslap -s 127.0.0.1:11211 -T "$1" -c $(($1 * 4)) -w 1k -t "${bench_secs}s"
+	mrc=$?
+	memcached_stop
+	return $mrc
+}
+
+# ---- the lock-bound programs: where a pthread mutex is the bottleneck --
+#
+# RocksDB's LRU block cache (one mutex per shard), Kyoto Cabinet's
+# in-memory and file hash databases (their record and method locks),
+# SQLite on one connection in serialized mode (the connection's mutex;
+# bench/drivers/sqlite-threads.c) and memcached with more clients.
+# bench_lb_ops: the operations of a count-bound run at native speed
+# (about 1-2 s on the 2-core build host); the guest divides them by
+# bench_lb_div. bench_drivers: where sqlite-threads is.
+bench_lb_ops=${bench_lb_ops:-800000}
+bench_lb_div=${bench_lb_div:-1}
+bench_drivers=${bench_drivers:-/programs}
+
+# bench_lb_setup: what the count-bound runs read: RocksDB's database of
+# 200,000 100-byte values in $bench_tmp/rdb (built stock, once).
+bench_lb_setup() {
+	[ ! -e "$bench_tmp"/rdb/CURRENT ] || return 0
+	$lim db_bench --db="$bench_tmp"/rdb --benchmarks=fillseq \
+		--num=$((200000 / bench_lb_div)) --value_size=100 --threads=1 \
+		--compression_type=none >"$bench_tmp"/rdb.out 2>&1 ||
+		{ cat "$bench_tmp"/rdb.out; return 1; }
+}
+
+# bench_kc_rate TOTAL: operations per second of a Kyoto Cabinet test run
+# that did TOTAL operations in $secs, empty when it failed (its "ok").
+# Its status is 0 either way: a failed run is an empty metric, not an
+# error of the caller's (programs-native.sh runs under set -e).
+bench_kc_rate() {
+	if [ "$rc" = 0 ] && grep -q '^ok$' "$bench_out"; then
+		awk -v n="$1" -v s="$secs" 'BEGIN { if (s > 0) printf "ops/s %.0f\n", n / s }'
+	fi
+}
+
+# bench_p99 SCALE: the P99 of the "Percentiles:" line RocksDB's tools
+# print, times SCALE: in microseconds. Empty when the run failed.
+bench_p99() {
+	[ "$rc" = 0 ] || return 0
+	awk -v m="$1" '/Percentiles:/ { for (i = 1; i < NF; i++) if ($i == "P99:") v = $(i + 1) * m }
+	     END { if (v != "") printf "%.1f\n", v }' "$bench_out"
+}
+
 # bench_metric PROGRAM THREADS: run PROGRAM once under $RUNNER (output
 # in $bench_tmp/bench.out); $metric its own metric as "UNIT VALUE", empty
-# when the run failed. xz, zstd, plzip and py-threads run on the build
-# host only (bench/programs-native.sh); the guest has none of them.
+# when the run failed, and $p99 the 99th percentile of an operation's
+# latency in microseconds where the program reports one. xz, zstd, plzip
+# and py-threads run on the build host only (bench/programs-native.sh);
+# the guest has none of them.
 bench_metric() {
 	bench_out=$bench_tmp/bench.out
+	p99=
 	# shellcheck disable=SC2086 # $lim and $RUNNER: words or none
 	case $1 in
 	sysbench-threads)
@@ -392,10 +449,50 @@ bench_metric() {
 		bench_time $lim $RUNNER python3 "$bench_py" "$2" "$bench_py_items"
 		metric=$(awk -v s="$secs" -v r="$rc" '/^py-threads items=/ {
 			split($2, a, "="); if (r == 0 && s > 0) printf "items/s %.0f\n", a[2] / s }' "$bench_out") ;;
-	memcached)
-		bench_time memcached_load "$2"
+	memcached | memcached-clients)
+		if [ "$1" = memcached ]; then
+			bench_time memcached_load "$2"
+		else
+			bench_time memcached_clients "$2"
+		fi
 		metric=$(awk '/TPS:/ { for (i = 1; i < NF; i++) if ($i == "TPS:") v = $(i + 1) }
 		     END { if (v != "") print "requests/s", v }' "$bench_out") ;;
+	rocksdb-readrandom)
+		# A 1 MB block cache: most reads miss it and insert, all
+		# through its shards' mutexes.
+		bench_time $lim $RUNNER db_bench --db="$bench_tmp"/rdb --use_existing_db=1 \
+			--benchmarks=readrandom --num=$((200000 / bench_lb_div)) --threads="$2" \
+			--cache_size=1048576 --duration="$bench_secs" --histogram=1 \
+			--compression_type=none
+		metric=$(awk '$1 == "readrandom" && $2 == ":" { print "ops/s", $5 }' "$bench_out")
+		p99=$(bench_p99 1) ;;
+	rocksdb-cache1 | rocksdb-cache4)
+		# cache_bench: lookups, inserts and erases on one LRU cache
+		# of 1 or 4 shards (each shard one mutex).
+		bench_time $lim $RUNNER cache_bench -threads="$2" \
+			-num_shard_bits="$([ "$1" = rocksdb-cache1 ] && echo 0 || echo 2)" \
+			-ops_per_thread=$((bench_lb_ops / bench_lb_div / $2)) \
+			-cache_size=$((67108864 / bench_lb_div)) -value_bytes=1024
+		metric=$(awk '/Rough parallel ops\/sec/ { print "ops/s", $NF }' "$bench_out")
+		p99=$(bench_p99 0.001) ;;
+	kc-cache-wicked)
+		bench_time $lim $RUNNER kccachetest wicked -th "$2" \
+			$((bench_lb_ops * 2 / bench_lb_div / $2))
+		metric=$(bench_kc_rate $((bench_lb_ops * 2 / bench_lb_div / $2 * $2))) ;;
+	kc-cache-order)
+		bench_time $lim $RUNNER kccachetest order -th "$2" \
+			$((bench_lb_ops / bench_lb_div / $2))
+		metric=$(bench_kc_rate $((bench_lb_ops / bench_lb_div / $2 * $2))) ;;
+	kc-hash-wicked)
+		rm -f "$bench_tmp"/kc.kch
+		bench_time $lim $RUNNER kchashtest wicked -th "$2" "$bench_tmp"/kc.kch \
+			$((bench_lb_ops / 2 / bench_lb_div / $2))
+		metric=$(bench_kc_rate $((bench_lb_ops / 2 / bench_lb_div / $2 * $2))) ;;
+	sqlite)
+		bench_time $lim $RUNNER "$bench_drivers"/sqlite-threads "$2" "$bench_secs"
+		[ "$rc" != 0 ] ||
+		metric=$(awk '/^sqlite-threads / { for (i = 2; i <= NF; i++) if ($i ~ /^ops\/s=/) print "ops/s", substr($i, 7) }' "$bench_out")
+		p99=$(awk '/^sqlite-threads / { for (i = 2; i <= NF; i++) if ($i ~ /^p99_us=/) print substr($i, 8) }' "$bench_out") ;;
 	esac
 }
 
@@ -415,7 +512,7 @@ bench_one() {
 	unset TOFUTEX_BACKEND
 	d=$(prog_delta "$before" "$(prog_stats)")
 	[ -n "$metric" ] || metric="- FAILED"
-	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d"
+	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d${p99:+ p99=$p99}"
 	if [ -z "${metric%%* FAILED}" ]; then
 		tail -n 5 "$bench_tmp"/bench.out | sed "s/^/[programs] $1: /"
 	fi
@@ -448,8 +545,34 @@ programs_bench() {
 	# pigz's input: about 12 MB, a second or more of pigz -p 2 in the
 	# guest (several on a loaded host).
 	bench_input 400000 /usr/bin/pigz /usr/bin/sysbench
+	bench_rounds bench_programs "$1" "$bench_points"
+}
+
+# The lock-bound programs in the guest: each at one thread count where
+# its lock is busy on two vCPUs, a tenth of the native operations.
+# LOCKBOUND_BENCH_POINTS (TEST_ENV) replaces them, separated by commas.
+lockbound_points="rocksdb-cache1:4 rocksdb-cache4:4 rocksdb-readrandom:8
+kc-cache-wicked:4 kc-cache-order:8 kc-hash-wicked:4 sqlite:4 memcached-clients:4"
+[ -z "${LOCKBOUND_BENCH_POINTS-}" ] || lockbound_points=$LOCKBOUND_BENCH_POINTS
+
+# lockbound_bench REPEATS: the lock-bound programs as programs_bench runs
+# its points; the "targets:" line tells bench/report-programs.sh which
+# targets to print.
+lockbound_bench() {
+	memcached_setup
+	bench_lb_div=10
+	bench_lb_setup || return 0
+	say "targets: lockbound"
+	bench_rounds bench_lockbound "$1" "$lockbound_points"
+}
+
+# bench_rounds NAME REPEATS POINTS: programs_bench's loop over POINTS,
+# its progress lines labelled NAME.
+bench_rounds() {
+	pb_name=$1
+	shift
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
-	for point in $(echo "$bench_points" | tr , ' '); do
+	for point in $(echo "$2" | tr , ' '); do
 		r=1
 		while [ $r -le "$1" ]; do
 			for v in stock tofutex futex; do
@@ -458,7 +581,7 @@ programs_bench() {
 			r=$((r + 1))
 		done
 		# A progress line for the host's terminal (tests/qemu/run.sh).
-		echo "@@PROGRESS bench_programs secs=$(awk -v t0="$pb_t0" \
+		echo "@@PROGRESS $pb_name secs=$(awk -v t0="$pb_t0" \
 			'{ printf "%.0f", $1 - t0 }' /proc/uptime) $point: $1 rounds" >&3
 	done
 }

@@ -78,6 +78,11 @@ in_root() {
 }
 
 apt_in_root() {
+	# The root's resolver settings are the host's as they are now: a root
+	# made on another network, or before the host's changed, cannot
+	# resolve the mirror with the copy debootstrap made.
+	rm -f "$root/etc/resolv.conf"
+	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
 		-o Acquire::Retries=3 --no-install-recommends "$@"
 }
@@ -125,14 +130,16 @@ make_root() {
 	fi
 }
 
-# lock_root: one run at a time changes the root (debootstrap, apt-get):
-# two make check runs on one machine take turns here.
+# lock_root [-s]: one run at a time changes the root (debootstrap,
+# apt-get), holding the lock alone; builds and commands in the root (make,
+# exec) hold it shared, so that two make check runs on one machine take
+# turns and no build sees headers half installed or pruned.
 lock_root() {
 	[ "$(id -u)" = 0 ] ||
 		die "Debian's newer kernels need root: the trixie build root is made with debootstrap and used through chroot"
 	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
 	exec {lk}>"$cache/.trixie-root.lock"
-	flock "$lk"
+	flock "$@" "$lk"
 }
 
 # releases: every amd64 kernel release in the root's index, with "rt" or
@@ -266,6 +273,43 @@ fetch_one() {
 	echo "$rel $root/usr/src/linux-headers-$rel $img"
 }
 
+# prune REL...: a series' older uploads are replaced by its newest: remove
+# the headers (with their -common, kbuild and base packages, which a plain
+# and an -rt release of one upload share) and the vmlinuz of every fetched
+# release that is neither the newest of its series and flavour nor one of
+# RELs (asked for by name), so that the cache keeps one release per series
+# however long it lives.
+prune() {
+	local keep rel abi stale=() live=() pkgs
+
+	keep=$(find_set all; printf '%s\n' "$@")
+	for rel in $(cd "$root/usr/src" && ls -d linux-headers-*-amd64 2>/dev/null |
+		     sed 's/^linux-headers-//'); do
+		abi=${rel%-amd64}
+		abi=${abi%-rt}
+		if grep -qxF "$rel" <<<"$keep"; then
+			live+=("$abi")
+		else
+			stale+=("$rel")
+		fi
+	done
+	[ ${#stale[@]} -gt 0 ] || return 0
+	for rel in "${stale[@]}"; do
+		rm -rf "${kernels:?}/$rel"
+		abi=${rel%-amd64}
+		abi=${abi%-rt}
+		# An upload one of the kept releases still uses stays.
+		printf '%s\n' "${live[@]}" | grep -qxF "$abi" && continue
+		pkgs=$(in_root dpkg-query -W -f='${Package}\n' 2>/dev/null |
+		       grep -F -- "-$abi" || true)
+		[ -z "$pkgs" ] && continue
+		echo "debian-kernels.sh: removing $abi's headers (superseded)" >&2
+		# shellcheck disable=SC2086 # one package name per word
+		in_root env DEBIAN_FRONTEND=noninteractive dpkg --purge $pkgs >/dev/null ||
+			echo "debian-kernels.sh: could not remove $pkgs from the root" >&2
+	done
+}
+
 case ${1-} in
 root)
 	lock_root
@@ -287,6 +331,7 @@ fetch)
 	for rel in "$@"; do
 		(fetch_one "$rel") || rc=1
 	done
+	prune "$@"
 	exit $rc
 	;;
 install)
@@ -303,13 +348,17 @@ install)
 	;;
 exec)
 	shift
+	lock_root -s
 	in_root "$@"
 	;;
 make)
 	kdir=$(realpath "$2")
 	shift 2
 	case $kdir in
-	"$root"/*) in_root make -C "${kdir#"$root"}" "$@" ;;
+	"$root"/*)
+		lock_root -s
+		in_root make -C "${kdir#"$root"}" "$@"
+		;;
 	*) exec make -C "$kdir" "$@" ;;
 	esac
 	;;

@@ -39,6 +39,7 @@
 #                        TESTS is unset)
 #   GLIBC_TESTS          only these of glibc's tests, e.g. "tst-cond1 tst-mutex1"
 #   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
+#   LOCKBOUND=0          bench: leave out the lock-bound programs
 #   GLIBC=0              leave out glibc's own tests (tests/glibc/) in the guests
 #   BENCHES              only these benchmark programs ("none": only the
 #                        real programs), e.g. "bench_lock"
@@ -210,6 +211,25 @@ pack_programs() {
 	pack_libs "$root" "${paths[@]}"
 	cp "$top/tests/programs/run.sh" "$root/programs/run.sh"
 	cp "$top/build/tests/programs/tofutex-stats" "$root/programs/"
+}
+
+# The lock-bound programs `make bench` runs (tests/programs/run.sh,
+# lockbound_bench; Debian packages, tests/deps.sh), and the SQLite driver.
+lockbound_bins=(db_bench cache_bench kccachetest kchashtest)
+
+# pack_lockbound ROOT: those programs and their libraries, the driver.
+pack_lockbound() {
+	local root=$1 p path paths=()
+
+	for p in "${lockbound_bins[@]}"; do
+		path=$(command -v "$p") || die "$p is missing (run tests/deps.sh all)"
+		cp -L "$path" "$root/usr/bin/"
+		paths+=("$path")
+	done
+	path=$top/build/bench/drivers/sqlite-threads
+	[ -x "$path" ] || die "no $path (make lockbound-bins)"
+	cp "$path" "$root/programs/"
+	pack_libs "$root" "${paths[@]}" "$path"
 }
 
 bench_bins() {
@@ -465,6 +485,7 @@ guest() {
 		pack_preload "$root"
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
 		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
+		[ "${PROGRAMS-1}" = 0 ] || [ "${LOCKBOUND-1}" = 0 ] || pack_lockbound "$root"
 	fi
 	: >"$root/etc/tofutex-test.env"
 	for bin in ${TEST_ENV-}; do

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - dlsym() and dlvsym(), so that a program that takes
+ * an rwlock function from a handle of glibc (dlopen("libpthread.so.0")
+ * or dlopen("libc.so.6"), then dlsym(h, "pthread_rwlock_rdlock")) gets
+ * ours. glibc's rwlock code cannot run on our rwlocks: its phase bits
+ * are the low bits of our writer's TID (preload.h). Mutexes need no such
+ * thing: libtofutex reads and wakes glibc's lock word (lib/glibc.c), so
+ * glibc's mutex functions stay glibc's there.
+ *
+ * Rules:
+ * - A lookup on a real handle of a name of the rwlock functions
+ *   (pthread_rwlock_*, glibc's __pthread_rwlock_*) calls glibc's
+ *   dlsym()/dlvsym() and, when the answer is one of glibc's rwlock
+ *   functions (by address: every name and version of one has one), gives
+ *   ours instead. Another library's function of that name is left alone.
+ * - Every other lookup, RTLD_DEFAULT and RTLD_NEXT above all, reaches
+ *   glibc's function by a tail jump, with the caller's own return address:
+ *   glibc finds the calling object from it (RTLD_NEXT is "after the
+ *   caller", RTLD_DEFAULT searches the caller's scope, and a handle's
+ *   object gets a dependency on the caller). From the program, they find
+ *   our definitions first already; from a plugin loaded with
+ *   RTLD_DEEPBIND they find glibc's (tofutex-run(1), BUGS).
+ * - glibc's dlsym() and dlvsym() are those of the first object loaded
+ *   after this one that defines them (libc.so.6), found in its dynamic
+ *   symbol table: dlsym() cannot look itself up once it is ours. They
+ *   are found at the first call (which may come from another library's
+ *   constructor before ours ran), by any thread; the stores are
+ *   idempotent, and dlvsym's, tested by every call, comes last.
+ * - Only x86-64 has the tail-jumping entry (an assembler stub: C cannot
+ *   jump to another function keeping its caller's return address);
+ *   elsewhere nothing is interposed and a handle's lookup stays glibc's.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload.h"
+
+#if defined(__x86_64__)
+
+typedef void *(*tfx_dlsym_fn)(void *, const char *);
+typedef void *(*tfx_dlvsym_fn)(void *, const char *, const char *);
+
+static tfx_dlsym_fn tfx_next_dlsym;
+static tfx_dlvsym_fn tfx_next_dlvsym;
+
+/* An entry @tag of @l's dynamic section, as an address, or NULL. */
+static const void *tfx_dyn_ptr(const struct link_map *l, ElfW(Sxword) tag)
+{
+	const ElfW(Dyn) *d;
+	ElfW(Addr) p;
+
+	for (d = l->l_ld; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag != tag)
+			continue;
+		/* ld.so relocates these in place, but not everywhere. */
+		p = d->d_un.d_ptr;
+		return (const void *)(p < l->l_addr ? p + l->l_addr : p);
+	}
+	return NULL;
+}
+
+/* @name's definition in @l (its GNU hash table), or NULL. */
+static void *tfx_elf_sym(const struct link_map *l, const char *name)
+{
+	const uint32_t *gh = tfx_dyn_ptr(l, DT_GNU_HASH);
+	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
+	const char *str = tfx_dyn_ptr(l, DT_STRTAB);
+	const uint32_t *bucket, *chain;
+	const unsigned char *c;
+	uint32_t h = 5381, i;
+
+	if (!gh || !sym || !str || !gh[0])
+		return NULL;
+	for (c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	/* nbuckets, symoffset, bloom words, bloom shift, bloom, buckets. */
+	bucket = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + gh[2]);
+	chain = bucket + gh[0];
+	i = bucket[h % gh[0]];
+	if (i < gh[1])
+		return NULL;
+	do {
+		if ((chain[i - gh[1]] | 1) == (h | 1) &&
+		    sym[i].st_shndx != SHN_UNDEF &&
+		    !strcmp(str + sym[i].st_name, name))
+			return (void *)(l->l_addr + sym[i].st_value);
+	} while (!(chain[i++ - gh[1]] & 1));
+	return NULL;
+}
+
+static void tfx_dlsym_resolve(void)
+{
+	struct link_map *l = NULL;
+	void *next = NULL, *nextv = NULL;
+	Dl_info info;
+
+	if (!dladdr1((void *)tfx_dlsym_resolve, &info, (void **)&l,
+		     RTLD_DL_LINKMAP))
+		l = NULL;
+	for (l = l ? l->l_next : NULL; l && !next; l = next ? l : l->l_next)
+		next = tfx_elf_sym(l, "dlsym");
+	if (next)
+		nextv = tfx_elf_sym(l, "dlvsym");
+	if (!nextv) {
+		fprintf(stderr, "libtofutex-pthread: no dlsym after this library\n");
+		abort();
+	}
+	__atomic_store_n(&tfx_next_dlsym, (tfx_dlsym_fn)next, __ATOMIC_RELEASE);
+	/* Last: tfx_dlsym_route() tests this one. */
+	__atomic_store_n(&tfx_next_dlvsym, (tfx_dlvsym_fn)nextv,
+			 __ATOMIC_RELEASE);
+}
+
+/* glibc's answer, or our rwlock function in place of glibc's. */
+static void *tfx_dlsym_ours(void *handle, const char *name)
+{
+	void *fn = tfx_next_dlsym(handle, name);
+	void *ours = fn ? tfx_rwlock_ours(fn) : NULL;
+
+	return ours ? ours : fn;
+}
+
+static void *tfx_dlvsym_ours(void *handle, const char *name,
+			     const char *version)
+{
+	void *fn = tfx_next_dlvsym(handle, name, version);
+	void *ours = fn ? tfx_rwlock_ours(fn) : NULL;
+
+	return ours ? ours : fn;
+}
+
+/* A name of an rwlock function, glibc's compat names included? */
+static bool tfx_dlsym_rwlock_name(const char *name)
+{
+	if (!name)
+		return false;
+	if (!strncmp(name, "__", 2))
+		name += 2;
+	return !strncmp(name, "pthread_rwlock_", strlen("pthread_rwlock_"));
+}
+
+/*
+ * The stubs' choice: where dlsym() (@versioned: dlvsym()) of @name on
+ * @handle jumps, with the caller's arguments and return address.
+ */
+TOFUTEX_HIDDEN __attribute__((used)) void *
+tfx_dlsym_route(void *handle, const char *name, int versioned)
+{
+	bool fix = handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+		   tfx_dlsym_rwlock_name(name);
+
+	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
+		tfx_dlsym_resolve();
+	if (versioned)
+		return fix ? (void *)tfx_dlvsym_ours : (void *)tfx_next_dlvsym;
+	return fix ? (void *)tfx_dlsym_ours : (void *)tfx_next_dlsym;
+}
+
+/*
+ * dlsym() and dlvsym(): keep the argument registers (%rdi, %rsi, %rdx)
+ * across tfx_dlsym_route() (three pushes align the stack for its call)
+ * and jump where it says, so that the callee returns to our caller.
+ */
+#define TFX_DLSYM_STUB(name, versioned) \
+	__asm__(".text\n" \
+		".globl " #name "\n" \
+		".type " #name ", @function\n" \
+		".p2align 4\n" \
+		#name ":\n" \
+		"	.cfi_startproc\n" \
+		"	endbr64\n" \
+		"	push %rdi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rsi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rdx\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	mov $" #versioned ", %edx\n" \
+		"	call tfx_dlsym_route\n" \
+		"	pop %rdx\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rsi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rdi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	jmp *%rax\n" \
+		"	.cfi_endproc\n" \
+		".size " #name ", .-" #name "\n")
+
+TFX_DLSYM_STUB(dlsym, 0);
+TFX_DLSYM_STUB(dlvsym, 1);
+
+#endif /* __x86_64__ */
