@@ -248,10 +248,16 @@ void tfx_prof_locked_rec(const void *lock, bool exclusive)
 void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 		     uint64_t t0, int err)
 {
-	uint64_t now = tfx_prof_now(), waited = now - t0;
+	uint64_t now, waited;
 	bool created = false;
-	struct tfx_prof_rec *r = tfx_prof_find(lock, true, &created);
+	struct tfx_prof_rec *r;
 
+	/* Refused before any wait (a bad deadline, a relock, too many readers). */
+	if (err == EINVAL || err == EDEADLK || err == EAGAIN)
+		return;
+	now = tfx_prof_now();
+	waited = now - t0;
+	r = tfx_prof_find(lock, true, &created);
 	if (!r)
 		return;
 	if (created) {

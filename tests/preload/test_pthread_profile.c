@@ -118,6 +118,7 @@ static void *signaller(void *arg)
 /* The child's work: the known contention (see the top). */
 static int work(void)
 {
+	const struct timespec bad = { .tv_nsec = -1 };
 	pthread_t t;
 	int i;
 
@@ -129,6 +130,12 @@ static int work(void)
 	contend(&cold, hot_locker, 0, mutex_release);
 	pthread_rwlock_wrlock(&rw);
 	contend(&rw, reader, 0, rw_release);
+	/* Refused without a wait: no contention. */
+	pthread_rwlock_wrlock(&rw);
+	if (pthread_rwlock_wrlock(&rw) != EDEADLK ||
+	    pthread_rwlock_timedwrlock(&rw, &bad) == 0 ||
+	    pthread_rwlock_unlock(&rw))
+		return 3;
 	pthread_mutex_lock(&cv_mutex);
 	if (pthread_create(&t, NULL, signaller, NULL))
 		return 3;
