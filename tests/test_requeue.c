@@ -29,8 +29,11 @@
  *
  * The lock is the word protocol of tofutex(4) written with cmpxchg and raw
  * ioctls, so that these tests do not depend on the library's choices.
- * Every wait is bounded (TEST_WAIT_NS): a lost wake-up fails a test with
- * ETIMEDOUT instead of hanging it.
+ * Every wait is bounded: the test thread's, each step by TEST_WAIT_NS, so
+ * that a lost wake-up fails the step that waited for it; a waiter's WAIT
+ * by a guard that outlasts every step the test takes with it
+ * (cv_guard_ns()), so that it never leaves queued waiters out of order on
+ * a slow machine, yet no thread hangs.
  */
 #include <sys/wait.h>
 
@@ -180,7 +183,7 @@ struct cv {
 	uint32_t lock;		/* the TO lock word */
 	enum after_wake after;
 	uint32_t wait_flags;
-	uint64_t deadline_ns;	/* 0: TEST_WAIT_NS from the WAIT */
+	uint64_t deadline_ns;	/* 0: the guard of cv_start() */
 	atomic_uint returned;	/* WAITs returned */
 	atomic_uint entered;	/* critical sections run */
 	atomic_uint inside;	/* threads in the critical section now */
@@ -189,6 +192,7 @@ struct cv {
 
 struct cv_waiter {
 	struct cv *cv;
+	uint64_t deadline_ns;	/* of its WAIT */
 	atomic_uint tid;
 	atomic_int result;	/* -1 until WAIT returned */
 	pthread_t thread;
@@ -218,14 +222,11 @@ static void *cv_waiter_main(void *arg)
 {
 	struct cv_waiter *w = arg;
 	struct cv *cv = w->cv;
-	uint64_t dl = cv->deadline_ns;
 	int r;
 
 	atomic_store(&w->tid, test_gettid());
-	if (!dl)
-		dl = now_ns() + TEST_WAIT_NS;
 	r = raw_wait(&cv->cond, 0, TOFUTEX_WAIT_DEADLINE | cv->wait_flags,
-		     dl);
+		     w->deadline_ns);
 	atomic_store(&w->result, r);
 	atomic_fetch_add(&cv->returned, 1);
 	if (!r && cv->after == AFTER_LOCK)
@@ -234,16 +235,32 @@ static void *cv_waiter_main(void *arg)
 }
 
 /*
+ * The default deadline of @n waiters' WAITs, from their start: a guard
+ * only, never reached by a test that runs. A test takes a few steps per
+ * waiter (start it, see it asleep, release it, see it return), each
+ * bounded by TEST_WAIT_NS, and a waiter can wait for all of them: a
+ * shorter deadline ends, on a slow enough machine, the WAIT of the first
+ * queued waiter while it waits its turn, which looks like a waiter
+ * leaving out of order.
+ */
+static uint64_t cv_guard_ns(unsigned int n)
+{
+	return now_ns() + (4 * (uint64_t)n + 4) * TEST_WAIT_NS;
+}
+
+/*
  * Start @n waiters on cv->cond (which holds 0), one at a time, so that
  * they queue in index order; all are asleep on return.
  */
 static void cv_start(struct cv *cv, struct cv_waiter *w, unsigned int n)
 {
+	uint64_t dl = cv->deadline_ns ? cv->deadline_ns : cv_guard_ns(n);
 	unsigned int i;
 	bool ok;
 
 	for (i = 0; i < n; i++) {
 		w[i].cv = cv;
+		w[i].deadline_ns = dl;
 		atomic_store(&w[i].tid, 0);
 		atomic_store(&w[i].result, -1);
 		ck_assert_int_eq(pthread_create(&w[i].thread, NULL,
@@ -315,8 +332,9 @@ static unsigned int moved_tail(struct cv_waiter *w, unsigned int head,
 	for (i = head; i < n; i++) {
 		if (i < tail)
 			ck_assert_msg(atomic_load(&w[i].result) == -1,
-				      "moved waiter %u of %u returned before waiters %u..%u were released",
-				      i, n, head, tail - 1);
+				      "moved waiter %u of %u returned %d before waiters %u..%u were released",
+				      i, n, atomic_load(&w[i].result), head,
+				      tail - 1);
 		else
 			ck_assert_msg(atomic_load(&w[i].result) == 0,
 				      "moved waiter %u of %u left its WAIT with %d",
