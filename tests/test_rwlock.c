@@ -5,8 +5,8 @@
  * word, queued readers entering together, a writer that gets the lock
  * while readers keep arriving, deadlines on both clocks, signals, a
  * writer that exits holding the lock, a release that wakes one writer
- * (no herd), a reader that queued behind a
- * starving writer, and bad input (words of another kind included).
+ * (no herd), a reader that queued behind a starving writer, a writer
+ * that gives up taking back its RW_HANDOFF, and bad input (words of another kind included).
  *
  * The user-space side is written here from the ABI's description (one
  * cmpxchg per uncontended operation), not taken from libtofutex, so that
@@ -854,6 +854,56 @@ START_TEST(test_rw_deadline)
 }
 END_TEST
 
+/*
+ * A writer that gives up (its deadline) after it raised RW_HANDOFF on a
+ * reader-owned word takes the bits back: new readers may join the
+ * readers again, in user space too, when nobody else waits. A starving
+ * writer queued ahead of it keeps them: they are its. handoff_ns is 0, so
+ * every writer starves from the moment it queues.
+ */
+START_TEST(test_rw_timed_out_writer_withdraws_handoff)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct timed t = {
+		.fd = fd, .word = &word, .cmd = TOFUTEX_IOC_WRLOCK,
+		.flags = TOFUTEX_LOCK_DEADLINE, .clock = CLOCK_MONOTONIC,
+	};
+	struct locker w;
+	pthread_t th;
+	int pass;
+
+	param_set("handoff_ns", 0);
+	for (pass = 0; pass < 2; pass++) {
+		/* Second pass: a starving writer queued ahead of it. */
+		if (pass)
+			locker_start(&w, fd, &word, true, true);
+		t.deadline = clock_ns(CLOCK_MONOTONIC) + 30 * NSEC_PER_MSEC;
+		ck_assert_int_eq(pthread_create(&th, NULL, timed_main, &t), 0);
+		ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(t.ret, ETIMEDOUT);
+		if (!pass) {
+			ck_assert_msg(word_load(&word) == (SHARED | 1),
+				      "word 0x%08x after the writer gave up: new readers stay out",
+				      word_load(&word));
+			ck_assert_int_eq(rd_lock(fd, &word, NULL), 0);
+			ck_assert_uint_eq(word_load(&word), SHARED | 2);
+			ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+			continue;
+		}
+		ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
+			      "word 0x%08x: the writer behind took the starving writer's bits",
+			      word_load(&word));
+		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+		locker_has_it(&w, "the starving writer");
+		locker_release(&w);
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /* ---- Signals ---- */
 
 static void rw_signal_run(bool write, bool restart)
@@ -1263,6 +1313,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_starving_writer_behind_granted_readers);
 	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
+	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals_and_death");
