@@ -1195,6 +1195,7 @@ struct mutex_locker {
 	uint32_t *word;
 	int fd;
 	atomic_uint tid;
+	uint32_t flags;		/* beside TOFUTEX_LOCK_DEADLINE */
 	atomic_int result;	/* -1 until LOCK returned */
 };
 
@@ -1206,7 +1207,7 @@ static void *mutex_locker_main(void *p)
 	atomic_store(&m->tid, test_gettid());
 	memset(&a, 0, sizeof(a));
 	a.uaddr = (uintptr_t)m->word;
-	a.flags = TOFUTEX_LOCK_DEADLINE;
+	a.flags = TOFUTEX_LOCK_DEADLINE | m->flags;
 	a.deadline_ns = far();
 	atomic_store(&m->result, ioctl(m->fd, TOFUTEX_IOC_LOCK, &a) ? errno : 0);
 	return NULL;
@@ -1216,13 +1217,17 @@ static void *mutex_locker_main(void *p)
  * A writer-held word, which looks like a TO lock word, that a thread
  * also locks with LOCK (against the ABI) gets a TO lock state: the
  * writer's RWUNLOCK still releases it (not EINVAL, which would leave the
- * write lock held for ever and the LOCK waiter waiting for it), and the
- * LOCK waiter then takes the released word.
+ * write lock held for ever and the LOCK waiter waiting for it), and wakes
+ * the LOCK waiter, which then takes the released word: also one that
+ * never looks at the owner by itself (second run, NO_OWNER_POLL).
  */
 START_TEST(test_rw_unlock_beside_lock_state)
 {
-	uint32_t tid = test_gettid(), word = tid;
-	struct mutex_locker m = { .word = &word };
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	struct mutex_locker m = {
+		.word = &word,
+		.flags = _i ? TOFUTEX_LOCK_NO_OWNER_POLL : 0,
+	};
 	pthread_t t;
 	bool ok;
 
@@ -1233,7 +1238,8 @@ START_TEST(test_rw_unlock_beside_lock_state)
 	ck_assert(ok);
 	wait_asleep_in(atomic_load(&m.tid), TOFUTEX_IOC_LOCK, "LOCK");
 	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
-	ck_assert_int_eq(ioc_unlock(m.fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_int_eq(ioc_unlock(m.fd, (uintptr_t)&word, &woken), 0);
+	ck_assert_msg(woken == 1, "RWUNLOCK left the LOCK waiter asleep");
 	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
 	ck_assert_int_eq(atomic_load(&m.result), 0);
 	ck_assert_uint_eq(word_load(&word) & COUNT_MASK, atomic_load(&m.tid));
@@ -1331,7 +1337,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_odd_words);
 	tcase_add_test(tc, test_rw_word_of_other_kind);
 	tcase_add_test(tc, test_rw_lock_on_reader_held_word);
-	tcase_add_test(tc, test_rw_unlock_beside_lock_state);
+	tcase_add_loop_test(tc, test_rw_unlock_beside_lock_state, 0, 2);
 	suite_add_tcase(s, tc);
 
 	return s;
