@@ -159,6 +159,8 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 	tofutex_wake_task(wake);
 	if (ret > 0 && ops->taken)
 		ops->taken(arg);
+	else if (ret < 0 && ops->gave_up)
+		ops->gave_up(arg);
 	tofutex_state_put(qc->table, state);
 	return ret < 0 ? ret : 0;
 }

@@ -61,6 +61,8 @@ struct tofutex_queue_call {
  * @leave:   under state->lock: take the caller's waiter off the queue;
  *           *@wake the waiter it made top (reference held), or NULL
  * @taken:   optional: after the caller left the queue holding the word
+ * @gave_up: optional: after the caller left the queue without the word;
+ *           holds no lock
  */
 struct tofutex_queue_ops {
 	enum tofutex_state_kind kind;
@@ -70,6 +72,7 @@ struct tofutex_queue_ops {
 	int (*compete)(void *arg, u32 word, u32 *how);
 	void (*leave)(void *arg, struct task_struct **wake);
 	void (*taken)(void *arg);
+	void (*gave_up)(void *arg);
 };
 
 int tofutex_queue_lock(const struct tofutex_queue_ops *ops,

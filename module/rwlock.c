@@ -74,9 +74,13 @@
  * writer ahead, that writer's critical section and one batch of readers.
  * A writer top waiter sleeps at most until it starves, so that it can
  * raise RW_HANDOFF while readers keep the word. A writer that leaves the
- * queue without the lock (deadline, signal) may leave RW_HANDOFF behind;
- * readers then take the slow path, where the top reader ignores and
- * clears it.
+ * queue without the lock (deadline, signal) withdraws RW_HANDOFF, which
+ * would else keep new readers (also tryrdlock in user space) out of a
+ * word that only readers hold, unless the new top waiter is a starving
+ * writer, whose it is then; WAITERS goes with it when nobody is queued
+ * (tofutex_rw_withdraw()). A withdrawal that a signal cut short leaves
+ * the bits to the slow path, where the top reader ignores and clears
+ * RW_HANDOFF.
  *
  * Loops and signals
  * -----------------
@@ -560,6 +564,66 @@ static void tofutex_rw_leave(void *arg, struct task_struct **wake)
 	}
 }
 
+/**
+ * tofutex_rw_withdraw_pass() - one attempt to withdraw a writer's bits
+ * @arg:   the call, a struct tofutex_rw_call, no longer queued
+ * @woken: unused (a release pass's signature, queue.h)
+ *
+ * Under state->lock, so the queue looked at is the one the word goes
+ * with: RW_HANDOFF stays on a word that a writer holds (it is the
+ * writer's business) or when the top waiter is a starving writer, which
+ * would raise it again; WAITERS goes only with an empty queue, since
+ * every queued waiter may sleep relying on it.
+ *
+ * Return: 0 when done or nothing to do, -EAGAIN when the word changed
+ * under the cmpxchg, -EFAULT when its page must be faulted in.
+ */
+static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
+{
+	struct tofutex_rw_call *c = arg;
+	struct tofutex_state *state = c->q.state;
+	struct tofutex_rw_waiter *top;
+	u32 word, newval, cur;
+	int ret;
+
+	spin_lock(&state->lock);
+	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
+	if (ret || tofutex_rw_tid(word) || !(word & TOFUTEX_RW_HANDOFF))
+		goto out;
+	top = tofutex_rw_first(state);
+	if (top && top->write && tofutex_rw_waited(top, ktime_get_ns()))
+		goto out;
+	newval = word & ~TOFUTEX_RW_HANDOFF;
+	if (list_empty(&state->waiters))
+		newval &= ~TOFUTEX_WAITERS;
+	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word, newval);
+	if (!ret && cur != word)
+		ret = -EAGAIN;
+out:
+	spin_unlock(&state->lock);
+	return ret;
+}
+
+/**
+ * tofutex_rw_withdraw() - a writer left without the word (queue.c)
+ * @arg: the call, a struct tofutex_rw_call
+ *
+ * Readers move the count under every cmpxchg, so a pass that found the
+ * word changed is done again, as a release's is (tofutex_release_run():
+ * a fault-in between passes, a scheduling point on each, and the end at
+ * a signal, which leaves the bits to the slow path; see "Writers do not
+ * starve").
+ */
+static void tofutex_rw_withdraw(void *arg)
+{
+	struct tofutex_rw_call *c = arg;
+	u32 woken;
+
+	if (c->waiter.write)
+		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,
+				    &woken);
+}
+
 /* RDLOCK's and WRLOCK's slow path: queue.c's, shared with LOCK. */
 static const struct tofutex_queue_ops tofutex_rw_ops = {
 	.kind = TOFUTEX_STATE_RWLOCK,
@@ -568,6 +632,7 @@ static const struct tofutex_queue_ops tofutex_rw_ops = {
 	.given = tofutex_rw_given,
 	.compete = tofutex_rw_compete,
 	.leave = tofutex_rw_leave,
+	.gave_up = tofutex_rw_withdraw,
 };
 
 /**

@@ -18,7 +18,9 @@
  * it - and is released the same way, without the bucket lock: the
  * release is a cmpxchg from the value read, so a waiter that changes the
  * word first makes it look again. Refusing it would leave the caller's
- * lock held for ever, and the other kind's waiters waiting for it.
+ * lock held for ever, and the other kind's waiters waiting for it; a TO
+ * lock state's top waiter is woken after the release, as UNLOCK would
+ * (tofutex_lock_wake_top()).
  *
  * Locking: the word is read and released under state->lock, so that the
  * waiters found there are the ones the release is for; user words are
@@ -354,8 +356,12 @@ static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 	state = tofutex_state_get_or(u->table, u->uaddr, TOFUTEX_STATE_RWLOCK,
 				     tofutex_rw_unlock_unqueued, u);
 	/* A state of another kind: no reader or writer waits (file head). */
-	if (state == ERR_PTR(-EINVAL))
-		return tofutex_rw_unlock_unqueued(u);
+	if (state == ERR_PTR(-EINVAL)) {
+		ret = tofutex_rw_unlock_unqueued(u);
+		if (!ret)
+			*woken = tofutex_lock_wake_top(u->table, u->uaddr);
+		return ret;
+	}
 	if (IS_ERR_OR_NULL(state))
 		return PTR_ERR_OR_ZERO(state);
 	spin_lock(&state->lock);

@@ -290,6 +290,7 @@ int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
 
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
+u32 tofutex_lock_wake_top(struct tofutex_table *table, u32 __user *uaddr);
 
 /* waitwake.c */
 

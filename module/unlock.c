@@ -175,6 +175,45 @@ static int tofutex_unlock_unqueued(void *arg)
 }
 
 /**
+ * tofutex_lock_wake_top() - wake a TO lock's top waiter after RWUNLOCK
+ * @table: the caller's process table
+ * @uaddr: the word, just released by RWUNLOCK (rwunlock.c)
+ *
+ * A reader/writer word that a writer holds looks like a TO lock word, so
+ * a thread may LOCK it (against the ABI) and sleep on a TO lock state.
+ * The writer's RWUNLOCK releases the word; its waiter must be woken as
+ * an UNLOCK would wake it, since one that does not look at the owner
+ * (TOFUTEX_LOCK_NO_OWNER_POLL) would else sleep until its deadline. The
+ * waiter joined the queue before it set WAITERS and slept, so either the
+ * release came first and its cmpxchg fails, or it is found here.
+ *
+ * Return: 1 when a waiter was woken, else 0.
+ */
+u32 tofutex_lock_wake_top(struct tofutex_table *table, u32 __user *uaddr)
+{
+	struct task_struct *wake = NULL;
+	struct tofutex_state *state;
+	struct tofutex_waiter *top;
+
+	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
+	if (IS_ERR_OR_NULL(state))
+		return 0;
+	spin_lock(&state->lock);
+	top = list_first_entry_or_null(&state->waiters, struct tofutex_waiter,
+				       node);
+	if (top) {
+		top->woken = true;
+		wake = get_task_struct(top->task);
+	}
+	spin_unlock(&state->lock);
+	tofutex_state_put(table, state);
+	if (!wake)
+		return 0;
+	tofutex_wake_task(wake);
+	return 1;
+}
+
+/**
  * tofutex_unlock_pass() - look the word's state up and release the word
  * @arg:   the UNLOCK call: a struct tofutex_locker with table, uaddr and
  *         the caller's TID

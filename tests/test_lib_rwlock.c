@@ -176,6 +176,7 @@ struct other {
 	bool write;
 	clockid_t clock;
 	uint64_t rel_ns;	/* 0: no deadline */
+	bool try;		/* the try lock instead */
 	int ret;
 	atomic_bool done;
 };
@@ -185,7 +186,10 @@ static void *other_main(void *arg)
 	struct other *o = arg;
 	struct timespec ts;
 
-	if (!o->rel_ns) {
+	if (o->try) {
+		o->ret = o->write ? tofutex_rwlock_trywrlock(o->rw) :
+				    tofutex_rwlock_tryrdlock(o->rw);
+	} else if (!o->rel_ns) {
 		o->ret = o->write ? tofutex_rwlock_wrlock(o->rw) :
 				    tofutex_rwlock_rdlock(o->rw);
 	} else {
@@ -201,11 +205,15 @@ static void *other_main(void *arg)
 	return NULL;
 }
 
+/* @rel_ns: the deadline, 0 for none, OTHER_TRY for the try lock. */
+#define OTHER_TRY	UINT64_MAX
+
 static int other_run(tofutex_rwlock_t *rw, bool write, clockid_t clock,
 		     uint64_t rel_ns)
 {
 	struct other o = {
 		.rw = rw, .write = write, .clock = clock, .rel_ns = rel_ns,
+		.try = rel_ns == OTHER_TRY,
 	};
 	pthread_t t;
 
@@ -232,6 +240,12 @@ START_TEST(test_rwlock_readers_share_writers_wait)
 		ck_assert_uint_eq(rwword(&rw) & (TOFUTEX_RW_SHARED |
 						 TOFUTEX_RW_COUNT_MASK),
 				  TOFUTEX_RW_SHARED | 1);
+		/*
+		 * It waited past the point where it keeps new readers out,
+		 * and took that back as it gave up: nobody waits now.
+		 */
+		ck_assert_int_eq(other_run(&rw, false, clocks[c], OTHER_TRY),
+				 0);
 	}
 	ck_assert_int_eq(tofutex_rwlock_unlock(&rw), 0);
 	ck_assert_uint_eq(rwword(&rw) & TOFUTEX_RW_COUNT_MASK, 0);

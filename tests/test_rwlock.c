@@ -5,8 +5,8 @@
  * word, queued readers entering together, a writer that gets the lock
  * while readers keep arriving, deadlines on both clocks, signals, a
  * writer that exits holding the lock, a release that wakes one writer
- * (no herd), a reader that queued behind a
- * starving writer, and bad input (words of another kind included).
+ * (no herd), a reader that queued behind a starving writer, a writer
+ * that gives up taking back its RW_HANDOFF, and bad input (words of another kind included).
  *
  * The user-space side is written here from the ABI's description (one
  * cmpxchg per uncontended operation), not taken from libtofutex, so that
@@ -854,6 +854,56 @@ START_TEST(test_rw_deadline)
 }
 END_TEST
 
+/*
+ * A writer that gives up (its deadline) after it raised RW_HANDOFF on a
+ * reader-owned word takes the bits back: new readers may join the
+ * readers again, in user space too, when nobody else waits. A starving
+ * writer queued ahead of it keeps them: they are its. handoff_ns is 0, so
+ * every writer starves from the moment it queues.
+ */
+START_TEST(test_rw_timed_out_writer_withdraws_handoff)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct timed t = {
+		.fd = fd, .word = &word, .cmd = TOFUTEX_IOC_WRLOCK,
+		.flags = TOFUTEX_LOCK_DEADLINE, .clock = CLOCK_MONOTONIC,
+	};
+	struct locker w;
+	pthread_t th;
+	int pass;
+
+	param_set("handoff_ns", 0);
+	for (pass = 0; pass < 2; pass++) {
+		/* Second pass: a starving writer queued ahead of it. */
+		if (pass)
+			locker_start(&w, fd, &word, true, true);
+		t.deadline = clock_ns(CLOCK_MONOTONIC) + 30 * NSEC_PER_MSEC;
+		ck_assert_int_eq(pthread_create(&th, NULL, timed_main, &t), 0);
+		ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(t.ret, ETIMEDOUT);
+		if (!pass) {
+			ck_assert_msg(word_load(&word) == (SHARED | 1),
+				      "word 0x%08x after the writer gave up: new readers stay out",
+				      word_load(&word));
+			ck_assert_int_eq(rd_lock(fd, &word, NULL), 0);
+			ck_assert_uint_eq(word_load(&word), SHARED | 2);
+			ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+			continue;
+		}
+		ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
+			      "word 0x%08x: the writer behind took the starving writer's bits",
+			      word_load(&word));
+		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+		locker_has_it(&w, "the starving writer");
+		locker_release(&w);
+	}
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /* ---- Signals ---- */
 
 static void rw_signal_run(bool write, bool restart)
@@ -1145,6 +1195,7 @@ struct mutex_locker {
 	uint32_t *word;
 	int fd;
 	atomic_uint tid;
+	uint32_t flags;		/* beside TOFUTEX_LOCK_DEADLINE */
 	atomic_int result;	/* -1 until LOCK returned */
 };
 
@@ -1156,7 +1207,7 @@ static void *mutex_locker_main(void *p)
 	atomic_store(&m->tid, test_gettid());
 	memset(&a, 0, sizeof(a));
 	a.uaddr = (uintptr_t)m->word;
-	a.flags = TOFUTEX_LOCK_DEADLINE;
+	a.flags = TOFUTEX_LOCK_DEADLINE | m->flags;
 	a.deadline_ns = far();
 	atomic_store(&m->result, ioctl(m->fd, TOFUTEX_IOC_LOCK, &a) ? errno : 0);
 	return NULL;
@@ -1166,13 +1217,17 @@ static void *mutex_locker_main(void *p)
  * A writer-held word, which looks like a TO lock word, that a thread
  * also locks with LOCK (against the ABI) gets a TO lock state: the
  * writer's RWUNLOCK still releases it (not EINVAL, which would leave the
- * write lock held for ever and the LOCK waiter waiting for it), and the
- * LOCK waiter then takes the released word.
+ * write lock held for ever and the LOCK waiter waiting for it), and wakes
+ * the LOCK waiter, which then takes the released word: also one that
+ * never looks at the owner by itself (second run, NO_OWNER_POLL).
  */
 START_TEST(test_rw_unlock_beside_lock_state)
 {
-	uint32_t tid = test_gettid(), word = tid;
-	struct mutex_locker m = { .word = &word };
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	struct mutex_locker m = {
+		.word = &word,
+		.flags = _i ? TOFUTEX_LOCK_NO_OWNER_POLL : 0,
+	};
 	pthread_t t;
 	bool ok;
 
@@ -1183,7 +1238,8 @@ START_TEST(test_rw_unlock_beside_lock_state)
 	ck_assert(ok);
 	wait_asleep_in(atomic_load(&m.tid), TOFUTEX_IOC_LOCK, "LOCK");
 	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
-	ck_assert_int_eq(ioc_unlock(m.fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_int_eq(ioc_unlock(m.fd, (uintptr_t)&word, &woken), 0);
+	ck_assert_msg(woken == 1, "RWUNLOCK left the LOCK waiter asleep");
 	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
 	ck_assert_int_eq(atomic_load(&m.result), 0);
 	ck_assert_uint_eq(word_load(&word) & COUNT_MASK, atomic_load(&m.tid));
@@ -1263,6 +1319,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_starving_writer_behind_granted_readers);
 	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
+	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals_and_death");
@@ -1280,7 +1337,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_odd_words);
 	tcase_add_test(tc, test_rw_word_of_other_kind);
 	tcase_add_test(tc, test_rw_lock_on_reader_held_word);
-	tcase_add_test(tc, test_rw_unlock_beside_lock_state);
+	tcase_add_loop_test(tc, test_rw_unlock_beside_lock_state, 0, 2);
 	suite_add_tcase(s, tc);
 
 	return s;

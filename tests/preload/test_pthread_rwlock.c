@@ -773,8 +773,9 @@ END_TEST
 
 /*
  * A writer whose timed lock ran out (after it waited long enough to
- * block new readers) leaves nothing behind: once the readers are gone the
- * lock is free for readers and writers alike, as glibc's is.
+ * block new readers) leaves nothing behind, as glibc's does: while the
+ * reader still holds the lock another reader joins it at once, and once
+ * the readers are gone the lock is free for readers and writers alike.
  */
 static int timedwr_long(pthread_rwlock_t *rw)
 {
@@ -803,6 +804,7 @@ START_TEST(test_timed_out_writer_withdraws)
 	for (i = 0; i < sizeof(writer) / sizeof(writer[0]); i++) {
 		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
 		ck_assert_int_eq(in_thread(writer[i], &rw), ETIMEDOUT);
+		ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), 0);
 		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 		/* Free: every lock succeeds at once. */
 		ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), 0);
