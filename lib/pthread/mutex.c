@@ -118,6 +118,11 @@ static int tfx_mutex_recurse(pthread_mutex_t *m)
 
 /* tfx_stall(): the stall is over, lock again. Not an errno value. */
 #define TFX_AGAIN	(-1)
+/*
+ * tfx_lock(): the owner of a RECURSIVE mutex locked it once more, 0 to
+ * the caller; not an acquisition, which glibc's probes leave out.
+ */
+#define TFX_RELOCKED	(-3)
 
 /* Why a locker waits for nothing (see the comment at the top). */
 enum tfx_stall {
@@ -176,7 +181,7 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 		if (type == PTHREAD_MUTEX_ERRORCHECK)
 			return EDEADLK;
 		if (type == PTHREAD_MUTEX_RECURSIVE)
-			return tfx_mutex_recurse(m);
+			return tfx_mutex_recurse(m) ? EAGAIN : TFX_RELOCKED;
 		return tfx_stall(m, TFX_STALL_SELF, clockid, abstime);
 	case EOWNERDEAD:
 		tofutex_mutex_unlock(tfx_mutex(m));
@@ -238,10 +243,15 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-	TFX_PROBE(mutex_init, m);
+	int err;
+
 	/* glibc validates @attr and writes a zeroed object: see preload.h. */
 	tfx_stats_mutex_init(attr);
-	return tfx_glibc()->mutex_init(m, attr);
+	err = tfx_glibc()->mutex_init(m, attr);
+	/* Where glibc's is: at the end, on success. */
+	if (!err)
+		TFX_PROBE(mutex_init, m);
+	return err;
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *m)
@@ -332,7 +342,7 @@ static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 		tfx_locked(m, type, tid);
 	if (!err)
 		TFX_PROBE(mutex_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 /*
@@ -371,11 +381,14 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 
 	if (type < 0)
 		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
+	/* As glibc: the clock first, then the probe, even for a relock. */
+	if (!tofutex__clock_ok(clockid))
+		return EINVAL;
 	TFX_PROBE(mutex_clocklock_entry, m, clockid, abstime);
 	err = tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
 	if (!err)
 		TFX_PROBE(mutex_timedlock_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
@@ -389,7 +402,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	err = tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
 	if (!err)
 		TFX_PROBE(mutex_timedlock_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 /*
