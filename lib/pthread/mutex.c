@@ -284,20 +284,15 @@ static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 
 /*
  * A relock by the owner @tid of a type that keeps its owner in __owner:
- * one level more of a RECURSIVE mutex (mutex_acquired, as after any lock
- * that succeeds), EDEADLK for an ERRORCHECK one, as glibc answers before
- * it touches the word.
+ * one level more of a RECURSIVE mutex (no mutex_acquired: glibc bumps its
+ * count and returns before the probe), EDEADLK for an ERRORCHECK one, as
+ * glibc answers before it touches the word.
  */
 static inline int tfx_relock(pthread_mutex_t *m, int type)
 {
-	int err;
-
 	if (type != PTHREAD_MUTEX_RECURSIVE)
 		return EDEADLK;
-	err = tfx_mutex_recurse(m);
-	if (!err)
-		TFX_PROBE(mutex_acquired, m);
-	return err;
+	return tfx_mutex_recurse(m);
 }
 
 static inline bool tfx_owner_is(pthread_mutex_t *m, int type, uint32_t tid)
