@@ -212,7 +212,7 @@ static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
 	if (word & TOFUTEX_TID_MASK)
 		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
 	else if (!err)
-		tfx_prof_locked(m, true);
+		tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 	return err;
 }
 
@@ -325,7 +325,7 @@ static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 	if (taken) {
 		err = tofutex__mutex_taken(t, 0);
 		if (!err && tfx_prof())
-			tfx_prof_locked(m, true);
+			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 	} else if (tfx_owner_kept(type) && tfx_mine(m, type, tid)) {
 		return tfx_relock(m, type);
 	} else {
@@ -420,7 +420,7 @@ static __attribute__((noinline)) int tfx_trylock_rest(pthread_mutex_t *m, int ty
 	switch (err) {
 	case 0:
 		if (tfx_prof())
-			tfx_prof_locked(m, true);
+			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 		return tfx_locked(m, type, tid);
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mine(m, type, tid))
@@ -515,7 +515,7 @@ static __attribute__((noinline)) int tfx_unlock_rest(pthread_mutex_t *m, int typ
 		if (tfx_owner_kept(type) && tfx_unlock_owner(m, type))
 			return 0;
 		if (tfx_prof())
-			tfx_prof_unlock(m);
+			tfx_prof_unlock(m, TFX_PROF_MUTEX);
 		if (tofutex__mutex_unlock_fast(t, tid, &word)) {
 			TFX_PROBE(mutex_release, m);
 			return 0;
