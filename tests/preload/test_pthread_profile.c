@@ -19,7 +19,9 @@
  * and exactly once from a process whose vfork() child calls _exit();
  * so does TOFUTEX_RUN_STATS's line, which names the backend the report
  * was made on (the one TOFUTEX_BACKEND forces: the guests run this
- * program on the module and on futex(2)).
+ * program on the module and on futex(2)). A condition variable made in
+ * a destroyed mutex's memory gets a record of its own, and a program
+ * name that is not UTF-8 is escaped in the JSON.
  */
 #include <execinfo.h>
 #include <libgen.h>
