@@ -15,7 +15,7 @@
 int tofutex__deadline_init(struct tofutex__deadline *dl, clockid_t clock,
 			   const struct timespec *abstime)
 {
-	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+	if (!tofutex__clock_ok(clock))
 		return EINVAL;
 	dl->clock = clock;
 	dl->set = abstime != NULL;

@@ -174,6 +174,12 @@ struct tofutex__deadline {
 	uint64_t ns;
 };
 
+/* The clocks a deadline may be on (glibc's futex_abstimed_supported_clockid()). */
+static inline bool tofutex__clock_ok(clockid_t clock)
+{
+	return clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME;
+}
+
 /*
  * clock.c: fill @dl; EINVAL for a clock other than CLOCK_MONOTONIC and
  * CLOCK_REALTIME or a bad timespec. @abstime NULL: no deadline.

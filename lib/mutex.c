@@ -262,7 +262,7 @@ int tofutex__mutex_clocklock(tofutex_mutex_t *m, clockid_t clockid,
 	uint32_t tid, word;
 	int err;
 
-	if (clockid != CLOCK_MONOTONIC && clockid != CLOCK_REALTIME)
+	if (!tofutex__clock_ok(clockid))
 		return EINVAL;
 	if (tofutex_mutex_bad(m))
 		return EINVAL;

@@ -118,6 +118,11 @@ static int tfx_mutex_recurse(pthread_mutex_t *m)
 
 /* tfx_stall(): the stall is over, lock again. Not an errno value. */
 #define TFX_AGAIN	(-1)
+/*
+ * tfx_lock(): the owner of a RECURSIVE mutex locked it once more, 0 to
+ * the caller; not an acquisition, which glibc's probes leave out.
+ */
+#define TFX_RELOCKED	(-3)
 
 /* Why a locker waits for nothing (see the comment at the top). */
 enum tfx_stall {
@@ -176,7 +181,7 @@ static int tfx_lock_result(pthread_mutex_t *m, int type, int err,
 		if (type == PTHREAD_MUTEX_ERRORCHECK)
 			return EDEADLK;
 		if (type == PTHREAD_MUTEX_RECURSIVE)
-			return tfx_mutex_recurse(m);
+			return tfx_mutex_recurse(m) ? EAGAIN : TFX_RELOCKED;
 		return tfx_stall(m, TFX_STALL_SELF, clockid, abstime);
 	case EOWNERDEAD:
 		tofutex_mutex_unlock(tfx_mutex(m));
@@ -207,7 +212,7 @@ static int tfx_clocklock_prof(pthread_mutex_t *m, clockid_t clockid,
 	if (word & TOFUTEX_TID_MASK)
 		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);
 	else if (!err)
-		tfx_prof_locked(m, true);
+		tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 	return err;
 }
 
@@ -238,10 +243,15 @@ static int tfx_lock(pthread_mutex_t *m, int type, int err, clockid_t clockid,
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-	TFX_PROBE(mutex_init, m);
+	int err;
+
 	/* glibc validates @attr and writes a zeroed object: see preload.h. */
 	tfx_stats_mutex_init(attr);
-	return tfx_glibc()->mutex_init(m, attr);
+	err = tfx_glibc()->mutex_init(m, attr);
+	/* Where glibc's is: at the end, on success. */
+	if (!err)
+		TFX_PROBE(mutex_init, m);
+	return err;
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *m)
@@ -274,20 +284,15 @@ static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 
 /*
  * A relock by the owner @tid of a type that keeps its owner in __owner:
- * one level more of a RECURSIVE mutex (mutex_acquired, as after any lock
- * that succeeds), EDEADLK for an ERRORCHECK one, as glibc answers before
- * it touches the word.
+ * one level more of a RECURSIVE mutex (no mutex_acquired: glibc bumps its
+ * count and returns before the probe), EDEADLK for an ERRORCHECK one, as
+ * glibc answers before it touches the word.
  */
 static inline int tfx_relock(pthread_mutex_t *m, int type)
 {
-	int err;
-
 	if (type != PTHREAD_MUTEX_RECURSIVE)
 		return EDEADLK;
-	err = tfx_mutex_recurse(m);
-	if (!err)
-		TFX_PROBE(mutex_acquired, m);
-	return err;
+	return tfx_mutex_recurse(m);
 }
 
 static inline bool tfx_owner_is(pthread_mutex_t *m, int type, uint32_t tid)
@@ -320,7 +325,7 @@ static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 	if (taken) {
 		err = tofutex__mutex_taken(t, 0);
 		if (!err && tfx_prof())
-			tfx_prof_locked(m, true);
+			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 	} else if (tfx_owner_kept(type) && tfx_mine(m, type, tid)) {
 		return tfx_relock(m, type);
 	} else {
@@ -332,7 +337,7 @@ static __attribute__((noinline)) int tfx_lock_rest(pthread_mutex_t *m, int type,
 		tfx_locked(m, type, tid);
 	if (!err)
 		TFX_PROBE(mutex_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 /*
@@ -371,11 +376,14 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clockid,
 
 	if (type < 0)
 		return tfx_glibc()->mutex_clocklock(m, clockid, abstime);
+	/* As glibc: the clock first, then the probe, even for a relock. */
+	if (!tofutex__clock_ok(clockid))
+		return EINVAL;
 	TFX_PROBE(mutex_clocklock_entry, m, clockid, abstime);
 	err = tfx_lock(m, type, TFX_AGAIN, clockid, abstime);
 	if (!err)
 		TFX_PROBE(mutex_timedlock_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
@@ -389,7 +397,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 	err = tfx_lock(m, type, TFX_AGAIN, CLOCK_REALTIME, abstime);
 	if (!err)
 		TFX_PROBE(mutex_timedlock_acquired, m);
-	return err;
+	return err == TFX_RELOCKED ? 0 : err;
 }
 
 /*
@@ -412,7 +420,7 @@ static __attribute__((noinline)) int tfx_trylock_rest(pthread_mutex_t *m, int ty
 	switch (err) {
 	case 0:
 		if (tfx_prof())
-			tfx_prof_locked(m, true);
+			tfx_prof_locked(m, TFX_PROF_MUTEX, true);
 		return tfx_locked(m, type, tid);
 	case EBUSY:
 		if (type == PTHREAD_MUTEX_RECURSIVE && tfx_mine(m, type, tid))
@@ -507,7 +515,7 @@ static __attribute__((noinline)) int tfx_unlock_rest(pthread_mutex_t *m, int typ
 		if (tfx_owner_kept(type) && tfx_unlock_owner(m, type))
 			return 0;
 		if (tfx_prof())
-			tfx_prof_unlock(m);
+			tfx_prof_unlock(m, TFX_PROF_MUTEX);
 		if (tofutex__mutex_unlock_fast(t, tid, &word)) {
 			TFX_PROBE(mutex_release, m);
 			return 0;

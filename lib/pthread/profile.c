@@ -25,7 +25,7 @@
  *
  * The table: TFX_PROF_SLOTS records in an anonymous mapping made at
  * start when the report is on, open addressing keyed by the lock's
- * address, lock-free: a slot is claimed once by a compare-and-swap of
+ * address and kind (profile.h), lock-free: a slot is claimed once by a compare-and-swap of
  * its key from 0 and never freed, so a lookup that meets a free slot
  * knows the key is absent; at most TFX_PROF_PROBES slots are probed,
  * past that a lock goes unrecorded and the report says how many did.
@@ -35,7 +35,7 @@
  * waiter's may so lose one count against a holder's). The report is
  * read at exit, once the program's own threads are expected to be done
  * (a thread still running may be counted or not). A lock destroyed and
- * another made at its address share a record. The child of fork()
+ * another of the same kind made at its address share a record. The child of fork()
  * starts with an empty table (the pages are dropped, not copied).
  *
  * Where the report goes (report.h): TOFUTEX_PROFILE=1, the table on
@@ -78,8 +78,7 @@
 #define TFX_PROF_SHOWN	4		/* frames shown per lock */
 
 struct tfx_prof_rec {
-	uintptr_t key;		/* the lock's address; 0: free slot */
-	uint32_t kind;		/* enum tfx_prof_kind, set by the creator */
+	uintptr_t key;		/* the lock's address | kind; 0: free slot */
 	uint32_t last_tid;	/* the last exclusive owner */
 	uint64_t locked, contended, changes;
 	uint64_t wait_ns, wait_max;
@@ -150,13 +149,14 @@ static void tfx_prof_mark(const void *lock)
 }
 
 /*
- * The record of @lock, or NULL; with @create, claimed when absent
- * (*@created then true) unless the probes run out.
+ * The record of @lock as @kind, or NULL; with @create, claimed when
+ * absent (*@created then true) unless the probes run out.
  */
-static struct tfx_prof_rec *tfx_prof_find(const void *lock, bool create,
+static struct tfx_prof_rec *tfx_prof_find(const void *lock,
+					  enum tfx_prof_kind kind, bool create,
 					  bool *created)
 {
-	uintptr_t key = (uintptr_t)lock, seen;
+	uintptr_t key = (uintptr_t)lock | kind, seen;
 	size_t i = tfx_prof_hash(lock);
 	struct tfx_prof_rec *r;
 	unsigned int n;
@@ -185,9 +185,13 @@ static struct tfx_prof_rec *tfx_prof_find(const void *lock, bool create,
 	return NULL;
 }
 
-/* @r was taken at @now; @exclusive: by one owner, whose hold is timed. */
+/*
+ * @r was taken at @now; @exclusive: by one owner, whose hold is timed;
+ * @waited: after waiting for it, so from another thread, also when that
+ * one is not known (the holder when the record was made).
+ */
 static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
-			      uint64_t now)
+			      uint64_t now, bool waited)
 {
 	uint32_t tid, last;
 
@@ -199,7 +203,7 @@ static void tfx_prof_acquired(struct tfx_prof_rec *r, bool exclusive,
 	tid = (uint32_t)tofutex__tid();
 	last = __atomic_load_n(&r->last_tid, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->last_tid, tid, __ATOMIC_RELAXED);
-	if (last && last != tid)
+	if (last ? last != tid : waited)
 		tfx_prof_add_held(&r->changes, 1);
 	__atomic_store_n(&r->since, now, __ATOMIC_RELAXED);
 }
@@ -237,12 +241,14 @@ static void tfx_prof_take_stack(struct tfx_prof_rec *r, const void *lock)
 	tfx_prof_pre.lock = NULL;
 }
 
-void tfx_prof_locked_rec(const void *lock, bool exclusive)
+void tfx_prof_locked_rec(const void *lock, enum tfx_prof_kind kind,
+			 bool exclusive)
 {
-	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
+	struct tfx_prof_rec *r = tfx_prof_find(lock, kind, false, NULL);
 
 	if (r)
-		tfx_prof_acquired(r, exclusive, exclusive ? tfx_prof_now() : 0);
+		tfx_prof_acquired(r, exclusive, exclusive ? tfx_prof_now() : 0,
+				  false);
 }
 
 void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
@@ -257,11 +263,10 @@ void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 		return;
 	now = tfx_prof_now();
 	waited = now - t0;
-	r = tfx_prof_find(lock, true, &created);
+	r = tfx_prof_find(lock, kind, true, &created);
 	if (!r)
 		return;
 	if (created) {
-		r->kind = kind;
 		tfx_prof_take_stack(r, lock);
 		/* The lock its holder took: counted as any later one. */
 		if (kind != TFX_PROF_COND)
@@ -279,12 +284,12 @@ void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind, bool exclusive,
 	if (kind == TFX_PROF_COND)
 		tfx_prof_add(&r->locked, 1);
 	else if (!err)
-		tfx_prof_acquired(r, exclusive, now);
+		tfx_prof_acquired(r, exclusive, now, true);
 }
 
-void tfx_prof_unlock_rec(const void *lock)
+void tfx_prof_unlock_rec(const void *lock, enum tfx_prof_kind kind)
 {
-	struct tfx_prof_rec *r = tfx_prof_find(lock, false, NULL);
+	struct tfx_prof_rec *r = tfx_prof_find(lock, kind, false, NULL);
 	uint64_t since, held;
 
 	if (!r)
@@ -304,6 +309,17 @@ static const char *const tfx_prof_kinds[] = {
 	[TFX_PROF_RWLOCK] = "rwlock",
 	[TFX_PROF_COND] = "cond",
 };
+_Static_assert(TFX_PROF_COND <= TFX_PROF_KIND_MASK, "kind in the key");
+
+static enum tfx_prof_kind tfx_prof_kind(const struct tfx_prof_rec *r)
+{
+	return (enum tfx_prof_kind)(r->key & TFX_PROF_KIND_MASK);
+}
+
+static uintptr_t tfx_prof_addr(const struct tfx_prof_rec *r)
+{
+	return r->key & ~(uintptr_t)TFX_PROF_KIND_MASK;
+}
 
 /* The process's totals, the report's first line. */
 struct tfx_prof_sum {
@@ -374,7 +390,7 @@ static struct tfx_prof_ent *tfx_prof_sorted(struct tfx_prof_sum *s)
 			continue;
 		wait = __atomic_load_n(&r->wait_ns, __ATOMIC_RELAXED);
 		v[s->n++] = (struct tfx_prof_ent){ .wait = wait, .r = r };
-		if (r->kind == TFX_PROF_COND)
+		if (tfx_prof_kind(r) == TFX_PROF_COND)
 			s->cond_wait += wait;
 		else
 			s->lock_wait += wait;
@@ -439,17 +455,60 @@ static bool tfx_prof_frame(const struct tfx_prof_out *o, void *pc, char *buf,
 	return true;
 }
 
-/* @s as a JSON string (names of files and symbols). */
+/*
+ * The length of the UTF-8 sequence at @s (lead byte >= 0x80), or 0 when
+ * it is not one (RFC 3629: no overlong forms, surrogates or values past
+ * U+10FFFF).
+ */
+static size_t tfx_prof_utf8(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		n = 3;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*s == 0xe0)
+		lo = 0xa0;
+	else if (*s == 0xed)
+		hi = 0x9f;
+	else if (*s == 0xf0)
+		lo = 0x90;
+	else if (*s == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+	return n;
+}
+
+/*
+ * @s as a JSON string (names of files and symbols, which are bytes): a
+ * byte that does not start valid UTF-8 is written as \u00XX (its
+ * Latin-1 reading), so that the object is always valid JSON.
+ */
 static void tfx_prof_json_str(struct tfx_prof_out *o, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
 	tfx_prof_put(o, "\"");
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			tfx_prof_put(o, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			tfx_prof_put(o, "\\u%04x", (unsigned int)(unsigned char)*s);
-		else
-			tfx_prof_put(o, "%c", *s);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			tfx_prof_put(o, "\\%c", *p++);
+		} else if (*p < 0x20 || (*p >= 0x80 && !(n = tfx_prof_utf8(p)))) {
+			tfx_prof_put(o, "\\u%04x", (unsigned int)*p++);
+		} else if (*p < 0x80) {
+			tfx_prof_put(o, "%c", *p++);
+		} else {
+			tfx_prof_put(o, "%.*s", (int)n, (const char *)p);
+			p += n;
+		}
 	}
 	tfx_prof_put(o, "\"");
 }
@@ -492,7 +551,8 @@ static void tfx_prof_json_rec(struct tfx_prof_out *o,
 		     "\"wait_mean_ns\": %" PRIu64 ", \"wait_max_ns\": %" PRIu64 ", "
 		     "\"holds\": %" PRIu64 ", \"hold_mean_ns\": %" PRIu64 ", "
 		     "\"hold_max_ns\": %" PRIu64 ", \"first_contended\": [",
-		     rank > 1 ? ", " : "", rank, tfx_prof_kinds[r->kind], r->key,
+		     rank > 1 ? ", " : "", rank, tfx_prof_kinds[tfx_prof_kind(r)],
+		     tfx_prof_addr(r),
 		     r->locked, r->contended, r->changes, r->wait_ns,
 		     tfx_prof_div(r->wait_ns, r->contended), r->wait_max, r->holds,
 		     tfx_prof_div(r->hold_ns, r->holds), r->hold_max);
@@ -505,7 +565,8 @@ static void tfx_prof_table_rec(struct tfx_prof_out *o,
 {
 	tfx_prof_put(o, "%3zu %-6s %#14" PRIxPTR " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
 		     " %10.3f %9.1f %9.1f %8.1f %9.1f  ",
-		     rank, tfx_prof_kinds[r->kind], r->key, r->locked, r->contended,
+		     rank, tfx_prof_kinds[tfx_prof_kind(r)], tfx_prof_addr(r),
+		     r->locked, r->contended,
 		     r->changes, (double)r->wait_ns / 1e6,
 		     (double)tfx_prof_div(r->wait_ns, r->contended) / 1e3,
 		     (double)r->wait_max / 1e3,

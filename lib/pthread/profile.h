@@ -43,12 +43,18 @@ static inline bool tfx_prof_maybe(const void *lock)
 	       (h % 64) & 1;
 }
 
-/* What a record is kept for (the report's "kind" column). */
+/*
+ * What a record is kept for (the report's "kind" column): part of its
+ * key with the object's address, in the address's low bits (the objects
+ * are aligned to 8), so that an object made in the memory of one of
+ * another kind gets a record of its own.
+ */
 enum tfx_prof_kind {
 	TFX_PROF_MUTEX,
 	TFX_PROF_RWLOCK,
 	TFX_PROF_COND,
 };
+#define TFX_PROF_KIND_MASK	3u
 
 static inline bool tfx_prof(void)
 {
@@ -56,7 +62,7 @@ static inline bool tfx_prof(void)
 }
 
 /*
- * profile.c. @lock: the object's address, the record's key.
+ * profile.c. @lock and @kind: the object, the record's key.
  * tfx_prof_locked(): taken without waiting (fast path, trylock).
  * tfx_prof_waited(): taken (@err 0) or not after waiting since @t0
  * (tfx_prof_now()); creates the lock's record. tfx_prof_unlock(): about
@@ -65,10 +71,12 @@ static inline bool tfx_prof(void)
  */
 TOFUTEX_HIDDEN uint64_t tfx_prof_now(void);
 TOFUTEX_HIDDEN void tfx_prof_stack(const void *lock);
-TOFUTEX_HIDDEN void tfx_prof_locked_rec(const void *lock, bool exclusive);
+TOFUTEX_HIDDEN void tfx_prof_locked_rec(const void *lock,
+					enum tfx_prof_kind kind, bool exclusive);
 TOFUTEX_HIDDEN void tfx_prof_waited(const void *lock, enum tfx_prof_kind kind,
 				    bool exclusive, uint64_t t0, int err);
-TOFUTEX_HIDDEN void tfx_prof_unlock_rec(const void *lock);
+TOFUTEX_HIDDEN void tfx_prof_unlock_rec(const void *lock,
+					enum tfx_prof_kind kind);
 /*
  * The report, if TOFUTEX_PROFILE is on and the process locked something
  * (exit.c); @names: frames get their function's name (dladdr()), which
@@ -90,16 +98,17 @@ static inline uint64_t tfx_prof_begin(const void *lock, bool waits)
 	return tfx_prof_now();
 }
 
-static inline void tfx_prof_locked(const void *lock, bool exclusive)
+static inline void tfx_prof_locked(const void *lock, enum tfx_prof_kind kind,
+				   bool exclusive)
 {
 	if (tfx_prof_maybe(lock))
-		tfx_prof_locked_rec(lock, exclusive);
+		tfx_prof_locked_rec(lock, kind, exclusive);
 }
 
-static inline void tfx_prof_unlock(const void *lock)
+static inline void tfx_prof_unlock(const void *lock, enum tfx_prof_kind kind)
 {
 	if (tfx_prof_maybe(lock))
-		tfx_prof_unlock_rec(lock);
+		tfx_prof_unlock_rec(lock, kind);
 }
 
 #endif /* TOFUTEX_PTHREAD_PROFILE_H */

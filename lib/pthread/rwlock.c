@@ -130,7 +130,7 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 	if (held)
 		tfx_prof_waited(rw, TFX_PROF_RWLOCK, write, t0, err);
 	else if (t0 && !err)
-		tfx_prof_locked(rw, write);
+		tfx_prof_locked(rw, TFX_PROF_RWLOCK, write);
 	return err;
 }
 
@@ -204,7 +204,7 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	else
 		err = tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
 	if (tfx_prof() && !err)
-		tfx_prof_locked(rw, false);
+		tfx_prof_locked(rw, TFX_PROF_RWLOCK, false);
 	return err;
 }
 
@@ -251,7 +251,7 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 		return tfx_glibc()->rwlock_trywrlock(rw);
 	err = tofutex_rwlock_trywrlock(tfx_rwlock(rw));
 	if (tfx_prof() && !err)
-		tfx_prof_locked(rw, true);
+		tfx_prof_locked(rw, TFX_PROF_RWLOCK, true);
 	return err;
 }
 
@@ -261,7 +261,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 		return tfx_glibc()->rwlock_unlock(rw);
 	TFX_PROBE(rwlock_unlock, rw);
 	if (tfx_prof())
-		tfx_prof_unlock(rw);
+		tfx_prof_unlock(rw, TFX_PROF_RWLOCK);
 	return tofutex_rwlock_unlock(tfx_rwlock(rw));
 }
 

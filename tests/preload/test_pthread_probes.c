@@ -6,9 +6,11 @@
  * mutex, condition variable and rwlock functions, with glibc's provider
  * (libc), name and number of arguments, so that scripts written against
  * a glibc built with SystemTap probes find them under tofutex-run. And
- * one fires: a uprobe (tracefs, uprobe_events) at each mutex_acquired
- * site counts this process's locks (root only, and a kernel with
- * uprobes; else SKIPPED).
+ * they fire where glibc's do: uprobes (tracefs, uprobe_events) at each
+ * site of a probe count this thread's hits (root only, and a kernel with
+ * uprobes; else SKIPPED): mutex_acquired once per lock, not for a
+ * recursive mutex's relock, and mutex_init and mutex_clocklock_entry not
+ * for a call that fails glibc's checks before them.
  */
 #include <elf.h>
 #include <sys/mman.h>
@@ -202,65 +204,196 @@ static int trace_write(const char *dir, const char *file, const char *text)
 }
 
 /*
- * The hits of the events whose names start with @prefix, from
- * @dir/uprobe_profile (which names them without their group).
+ * The lines of trace buffer @dir/@file this thread wrote: its task
+ * column is COMM-TID.
  */
-static unsigned long uprobe_hits(const char *dir, const char *prefix)
+static unsigned long trace_lines_of_self(const char *dir, const char *file)
 {
-	char path[PATH_MAX], line[PATH_MAX + 128], ev[128];
-	unsigned long hits, sum = 0;
+	char path[PATH_MAX], line[1024], me[32];
+	unsigned long n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/uprobe_profile", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(me, sizeof(me), "-%d ", (int)gettid());
 	f = fopen(path, "r");
 	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %127s %lu", ev, &hits) == 2 &&
-		    !strncmp(ev, prefix, strlen(prefix)))
-			sum += hits;
+	if (line[0] != '#' && strstr(line, me))
+			n++;
 	fclose(f);
-	return sum;
+	return n;
 }
 
-START_TEST(test_uprobe_on_mutex_acquired_fires)
+/*
+ * How often the sites of glibc's probe @probe fired in this thread
+ * while @action ran (without ck_assert(); nonzero: it failed), counted by uprobes at those sites tracing into a
+ * tracefs instance of our own; -1: no tracefs uprobes (root, kernel
+ * with CONFIG_UPROBE_EVENTS), the caller is SKIPPED.
+ */
+static long probe_fired(const char *probe, int (*action)(void))
 {
-	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	struct notes nt = { .site_name = "mutex_acquired" };
-	char lib[PATH_MAX], name[32], def[PATH_MAX + 128], en[64];
+	struct notes nt = { .site_name = probe };
+	char lib[PATH_MAX], name[32], def[PATH_MAX + 128], en[128], inst[64];
 	const char *dir = tracefs();
-	unsigned int i;
 	unsigned long hits;
+	unsigned int i;
+	int err = 0;
 
-	if (!dir || trace_write(dir, "uprobe_events", "") != 0) {
-		printf("SKIPPED: test_uprobe_on_mutex_acquired_fires: no writable tracefs uprobe_events (root, CONFIG_UPROBE_EVENTS)\n");
-		return;
-	}
+	if (!dir || trace_write(dir, "uprobe_events", "") != 0)
+		return -1;
 	preload_path(lib, sizeof(lib));
 	read_notes(lib, &nt, true);
-	ck_assert_uint_gt(nt.n_sites, 0);
+	ck_assert_msg(nt.n_sites > 0, "no %s probe", probe);
 	/* Group tfxsdt, events tfx<pid>_<site>: another run's are apart. */
 	snprintf(name, sizeof(name), "tfx%d_", (int)getpid());
+	snprintf(inst, sizeof(inst), "instances/tfx%d", (int)getpid());
+	snprintf(def, sizeof(def), "%s/%s", dir, inst);
+	ck_assert_msg(mkdir(def, 0700) == 0, "%s: %s", def, strerror(errno));
 	for (i = 0; i < nt.n_sites; i++) {
 		snprintf(def, sizeof(def), "p:tfxsdt/%s%u %s:0x%llx\n", name,
 			 i, lib, (unsigned long long)nt.sites[i]);
 		ck_assert_int_eq(trace_write(dir, "uprobe_events", def), 0);
 	}
+	/*
+	 * No ck_assert() from here to the read: Check's own bookkeeping
+	 * locks a mutex (ours) in each.
+	 */
 	for (i = 0; i < nt.n_sites; i++) {
-		snprintf(en, sizeof(en), "events/tfxsdt/%s%u/enable", name, i);
-		ck_assert_int_eq(trace_write(dir, en, "1"), 0);
+		snprintf(en, sizeof(en), "%s/events/tfxsdt/%s%u/enable", inst,
+			 name, i);
+		err |= trace_write(dir, en, "1");
 	}
-	for (i = 0; i < 5; i++) {
-		pthread_mutex_lock(&m);
-		pthread_mutex_unlock(&m);
-	}
-	hits = uprobe_hits(dir, name);
+	err |= action();
 	for (i = 0; i < nt.n_sites; i++) {
-		snprintf(en, sizeof(en), "events/tfxsdt/%s%u/enable", name, i);
-		ck_assert_int_eq(trace_write(dir, en, "0"), 0);
+		snprintf(en, sizeof(en), "%s/events/tfxsdt/%s%u/enable", inst,
+			 name, i);
+		err |= trace_write(dir, en, "0");
+	}
+	ck_assert_int_eq(err, 0);
+	snprintf(en, sizeof(en), "%s/trace", inst);
+	hits = trace_lines_of_self(dir, en);
+	snprintf(def, sizeof(def), "%s/%s", dir, inst);
+	ck_assert_msg(rmdir(def) == 0, "%s: %s", def, strerror(errno));
+	for (i = 0; i < nt.n_sites; i++) {
 		snprintf(def, sizeof(def), "-:tfxsdt/%s%u\n", name, i);
 		ck_assert_int_eq(trace_write(dir, "uprobe_events", def), 0);
 	}
-	ck_assert_uint_ge(hits, 5);
+	return (long)hits;
+}
+
+#define SKIP_IF_NO_UPROBES(hits) do {					\
+	if ((hits) < 0) {						\
+		printf("SKIPPED: %s: no writable tracefs uprobe_events (root, CONFIG_UPROBE_EVENTS)\n", __func__); \
+		return;							\
+	}								\
+} while (0)
+
+#define ROUNDS	5
+
+static int lock_rounds(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int i, err = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		err |= pthread_mutex_lock(&m);
+		err |= pthread_mutex_unlock(&m);
+	}
+	return err;
+}
+
+START_TEST(test_uprobe_on_mutex_acquired_fires)
+{
+	long hits = probe_fired("mutex_acquired", lock_rounds);
+
+	SKIP_IF_NO_UPROBES(hits);
+	ck_assert_int_eq(hits, ROUNDS);
+}
+END_TEST
+
+/* A RECURSIVE mutex locked twice, by each lock call, unlocked twice. */
+static int relock(int (*lock)(pthread_mutex_t *))
+{
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	err = pthread_mutex_init(&m, &a);
+	err |= lock(&m);
+	err |= lock(&m);
+	err |= pthread_mutex_unlock(&m);
+	err |= pthread_mutex_unlock(&m);
+	err |= pthread_mutex_destroy(&m);
+	pthread_mutexattr_destroy(&a);
+	return err;
+}
+
+static int timedlock(pthread_mutex_t *m)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec++;
+	return pthread_mutex_timedlock(m, &ts);
+}
+
+static int relock_lock(void)
+{
+	return relock(pthread_mutex_lock);
+}
+
+static int relock_timed(void)
+{
+	return relock(timedlock);
+}
+
+/* glibc's recursive relock bumps its count and returns before the probe. */
+START_TEST(test_uprobe_recursive_relock_not_acquired)
+{
+	long hits = probe_fired("mutex_acquired", relock_lock);
+
+	SKIP_IF_NO_UPROBES(hits);
+	ck_assert_int_eq(hits, 1);
+	ck_assert_int_eq(probe_fired("mutex_timedlock_acquired", relock_timed), 1);
+}
+END_TEST
+
+/* A mutex_init that fails (robust and priority-protect: ENOTSUP). */
+static int init_fails(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_PROTECT);
+	err = pthread_mutex_init(&m, &a);
+	pthread_mutexattr_destroy(&a);
+	return err != ENOTSUP;
+}
+
+/* A clocklock on a clock a deadline cannot be on: EINVAL. */
+static int clocklock_bad_clock(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct timespec ts = { .tv_sec = 0 };
+
+	return pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ts) !=
+	       EINVAL;
+}
+
+/* glibc fires these after its checks: not for a call that fails them. */
+START_TEST(test_uprobe_not_before_checks)
+{
+	long hits = probe_fired("mutex_init", init_fails);
+
+	SKIP_IF_NO_UPROBES(hits);
+	ck_assert_int_eq(hits, 0);
+	ck_assert_int_eq(probe_fired("mutex_clocklock_entry",
+				     clocklock_bad_clock), 0);
 }
 END_TEST
 
@@ -273,6 +406,8 @@ int main(void)
 
 	tcase_add_test(tc, test_glibc_probe_notes_in_preload);
 	tcase_add_test(tc, test_uprobe_on_mutex_acquired_fires);
+	tcase_add_test(tc, test_uprobe_recursive_relock_not_acquired);
+	tcase_add_test(tc, test_uprobe_not_before_checks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

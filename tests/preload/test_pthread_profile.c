@@ -19,7 +19,9 @@
  * and exactly once from a process whose vfork() child calls _exit();
  * so does TOFUTEX_RUN_STATS's line, which names the backend the report
  * was made on (the one TOFUTEX_BACKEND forces: the guests run this
- * program on the module and on futex(2)).
+ * program on the module and on futex(2)). A condition variable made in
+ * a destroyed mutex's memory gets a record of its own, and a program
+ * name that is not UTF-8 is escaped in the JSON.
  */
 #include <execinfo.h>
 #include <libgen.h>
@@ -35,11 +37,14 @@
 #define WORK_UNWIND_ARG	"--work-unwind"	/* threads contend in the unwinder */
 /* closes fds 3-1023, writes DATA_LINE to TOFUTEX_TEST_DATA, returns */
 #define WORK_CLOSE_ARG	"--work-closefds"
+/* a mutex contended and destroyed, a cond made in its memory waited on */
+#define WORK_REUSE_ARG	"--work-reuse"
 #define DATA_LINE	"DATA\n"
 #define UNWIND_ROUNDS	50000
 #define HOT_ROUNDS	3
 #define HOT_HOLD_NS	(300 * NSEC_PER_MSEC)
 #define HOT_EXTRA	1000
+#define REUSE_WAIT_NS	(100 * NSEC_PER_MSEC)
 
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cold = PTHREAD_MUTEX_INITIALIZER;
@@ -191,6 +196,34 @@ static int work_unwind(void)
 	return 0;
 }
 
+/*
+ * WORK_REUSE_ARG: a mutex contended once and destroyed, then a condition
+ * variable made in its memory and waited on (timed out) once.
+ */
+static int work_reuse(void)
+{
+	union {
+		pthread_mutex_t m;
+		pthread_cond_t c;
+	} *o = malloc(sizeof(*o));
+	struct timespec ts;
+
+	if (!o || pthread_mutex_init(&o->m, NULL))
+		return 3;
+	pthread_mutex_lock(&o->m);
+	contend(&o->m, hot_locker, 0, mutex_release);
+	pthread_mutex_destroy(&o->m);
+	pthread_cond_init(&o->c, NULL);
+	pthread_mutex_lock(&cv_mutex);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts = ts_from_ns(ts_ns(&ts) + REUSE_WAIT_NS);
+	if (pthread_cond_timedwait(&o->c, &cv_mutex, &ts) != ETIMEDOUT)
+		return 3;
+	pthread_mutex_unlock(&cv_mutex);
+	printf("obj=%p\n", (void *)o);
+	return 0;
+}
+
 /* work(), ended as @how says (the WORK_*_ARG above). */
 static int work_then(const char *how)
 {
@@ -201,6 +234,8 @@ static int work_then(const char *how)
 		return work();
 	if (!strcmp(how, WORK_UNWIND_ARG))
 		return work_unwind();
+	if (!strcmp(how, WORK_REUSE_ARG))
+		return work_reuse();
 	if (!strcmp(how, WORK_CLOSE_ARG)) {
 		status = work();
 		for (fd = 3; fd < 1024; fd++)
@@ -241,12 +276,13 @@ static int work_then(const char *how)
 }
 
 /*
- * Run this program (@how: WORK_ARG, ...) under tofutex-run with
- * TOFUTEX_PROFILE=@value, or with tofutex-run's option @opt (@value NULL),
- * and TOFUTEX_RUN_STATS=@stats unless NULL.
+ * Run this program (as @exe, a link to it, or NULL) (@how: WORK_ARG, ...)
+ * under tofutex-run with TOFUTEX_PROFILE=@value, or with tofutex-run's
+ * option @opt (@value NULL), and TOFUTEX_RUN_STATS=@stats unless NULL.
  */
-static void run_work(const char *how, const char *opt, const char *value,
-		     const char *stats, char *out, size_t len)
+static void run_work_as(const char *exe, const char *how, const char *opt,
+			const char *value, const char *stats, char *out,
+			size_t len)
 {
 	const char *env = getenv("LD_PRELOAD");
 	char self[PATH_MAX], run[PATH_MAX], dir[PATH_MAX];
@@ -262,6 +298,8 @@ static void run_work(const char *how, const char *opt, const char *value,
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	ck_assert(n > 0);
 	self[n] = '\0';
+	if (exe)
+		snprintf(self, sizeof(self), "%s", exe);
 	if (stats) {
 		snprintf(stats_env, sizeof(stats_env), "TOFUTEX_RUN_STATS=%s", stats);
 		changes[c++] = stats_env;
@@ -277,6 +315,12 @@ static void run_work(const char *how, const char *opt, const char *value,
 	status = run_capture(args, changes, false, out, len);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "child status %#x", status);
+}
+
+static void run_work(const char *how, const char *opt, const char *value,
+		     const char *stats, char *out, size_t len)
+{
+	run_work_as(NULL, how, opt, value, stats, out, len);
 }
 
 static void read_file(const char *path, char *buf, size_t len)
@@ -389,7 +433,7 @@ static void check_json_report(const char *how, const char *where)
 	ck_assert_uint_eq(field(h, "locked"), 2 * HOT_ROUNDS + HOT_EXTRA);
 	ck_assert_uint_eq(field(h, "contended"), HOT_ROUNDS);
 	/* Each waiter took it from the main thread, and gave it back. */
-	ck_assert_uint_eq(field(h, "owner_changes"), 2 * HOT_ROUNDS - 1);
+	ck_assert_uint_eq(field(h, "owner_changes"), 2 * HOT_ROUNDS);
 	ck_assert_uint_ge(field(h, "wait_ns"), HOT_ROUNDS * HOT_HOLD_NS);
 	ck_assert_msg(strstr(h, where), "first contended where? %.600s", h);
 	c = lock_json(json, a.cold);
@@ -480,10 +524,81 @@ END_TEST
 START_TEST(test_profile_no_unwind_under_lock)
 {
 	char path[PATH_MAX], out[256];
+	static char table[65536];
 
 	tmp_path(path, sizeof(path), ".txt");
 	run_work(WORK_UNWIND_ARG, NULL, path, NULL, out, sizeof(out));
 	ck_assert_str_eq(out, "unwound\n");
+	read_file(path, table, sizeof(table));
+	/*
+	 * The unwinder's mutex was contended, and its record made (without
+	 * frames: its stack would be taken inside the unwinder).
+	 */
+	ck_assert_msg(strstr(table, "\n  1 mutex "), "no unwinder lock: %s",
+		      table);
+	unlink(path);
+}
+END_TEST
+
+/* A cond made in a destroyed mutex's memory: a record of its own. */
+START_TEST(test_profile_reused_memory_other_kind)
+{
+	char path[PATH_MAX], out[256], obj[32];
+	static char json[65536];
+	const char *m, *c, *x;
+
+	tmp_path(path, sizeof(path), ".json");
+	run_work(WORK_REUSE_ARG, NULL, path, NULL, out, sizeof(out));
+	ck_assert_int_eq(sscanf(out, "obj=%31s", obj), 1);
+	read_file(path, json, sizeof(json));
+	unlink(path);
+	/* Two records at that address: the mutex's and the cond's. */
+	m = lock_json(json, obj);
+	c = lock_json(strchr(m, '}'), obj);
+	if (strstr(m, "\"kind\": \"cond\"") < strchr(m, '}')) {
+		x = m;
+		m = c;
+		c = x;
+	}
+	ck_assert_msg(strstr(m, "\"kind\": \"mutex\"") < strchr(m, '}'), "%s",
+		      json);
+	ck_assert_uint_eq(field(m, "contended"), 1);
+	ck_assert_uint_eq(field(m, "locked"), 2);
+	ck_assert_msg(strstr(c, "\"kind\": \"cond\"") < strchr(c, '}'), "%s",
+		      json);
+	ck_assert_uint_eq(field(c, "contended"), 1);
+	ck_assert_uint_ge(field(json, "cond_wait_ns"), REUSE_WAIT_NS);
+	ck_assert_uint_lt(field(json, "lock_wait_ns"), REUSE_WAIT_NS);
+}
+END_TEST
+
+/* Names are bytes: one that is not UTF-8 is escaped, the JSON valid. */
+START_TEST(test_profile_json_program_name_not_utf8)
+{
+	char path[PATH_MAX], link[PATH_MAX], self[PATH_MAX], out[256];
+	char want[128], cmd[PATH_MAX + 64];
+	static char json[65536];
+	ssize_t n;
+
+	tmp_path(path, sizeof(path), ".json");
+	/* Not UTF-8 (0xff), a quote, then UTF-8 (U+00E9). */
+	tmp_path(link, sizeof(link), "-\xff\"\xc3\xa9");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert(n > 0);
+	self[n] = '\0';
+	ck_assert_int_eq(symlink(self, link), 0);
+	run_work_as(link, WORK_ARG, NULL, path, NULL, out, sizeof(out));
+	unlink(link);
+	read_file(path, json, sizeof(json));
+	snprintf(want, sizeof(want),
+		 "{\"program\": \"tofutex-profile-%d-\\u00ff\\\"\xc3\xa9\", ",
+		 (int)getpid());
+	ck_assert_msg(!strncmp(json, want, strlen(want)), "%.200s", json);
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "python3 -m json.tool '%s' >/dev/null", path);
+		ck_assert_int_eq(system(cmd), 0);
+	}
 	unlink(path);
 }
 END_TEST
@@ -502,6 +617,8 @@ static Suite *pthread_profile_suite(void)
 	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
 	tcase_add_test(tc, test_profile_no_unwind_under_lock);
 	tcase_add_test(tc, test_profile_not_into_reused_fd);
+	tcase_add_test(tc, test_profile_reused_memory_other_kind);
+	tcase_add_test(tc, test_profile_json_program_name_not_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }
