@@ -611,6 +611,9 @@ END_TEST
 
 /* ---- a blocked waiter sleeps until it is woken ---- */
 
+/* test_no_periodic_wakeups: blocks a waiter may make in 300 ms. */
+#define NO_POLL_BLOCKS_MAX	3
+
 struct sleeper {
 	pthread_rwlock_t *rw;
 	bool write;
@@ -633,9 +636,10 @@ static void *sleeper_main(void *arg)
 /*
  * _i / 2: the kind; _i % 2: the lock is write-held (a reader and a writer
  * wait) or read-held (a writer waits). glibc's waiters sleep until the
- * release wakes them; so do ours: over 300 ms each blocks again at most
- * once (a writer's one look for readers to hold it off), where a poll
- * every TOFUTEX_POLL_NS would make it a dozen times. On the module the
+ * release wakes them; so do ours: over 300 ms each blocks again a few
+ * times at most (a writer's one look for readers to hold it off, and on a
+ * loaded machine a sleep the look itself cut short), where a poll every
+ * TOFUTEX_POLL_NS would make it a dozen times. On the module the
  * first waiter for a writer looks at it every owner_check_ns, in the
  * kernel, and a reader of the joining kinds every TOFUTEX_POLL_NS
  * (tofutex-run(1)): only the read-held case is the same there.
@@ -673,7 +677,7 @@ START_TEST(test_no_periodic_wakeups)
 		ck_assert_int_eq(sl[i].ret, 0);
 	}
 	for (i = 0; i < n; i++)
-		ck_assert_msg(after[i] - before[i] <= 1,
+		ck_assert_msg(after[i] - before[i] <= NO_POLL_BLOCKS_MAX,
 			      "the waiting %s blocked %lu times in 300 ms",
 			      sl[i].write ? "writer" : "reader",
 			      after[i] - before[i]);
