@@ -40,8 +40,11 @@ KAPPEND ?=
 QEMU_TIMEOUT ?=
 # QEMU -accel for the guests (default: tcg,thread=multi, parallel vCPUs).
 # PREEMPT_MODES (environment): preemption models each check guest boots with
-# (default "default none": the second only where the kernel has it, and
-# there only the module's own tests); TESTS: only these test programs.
+# (default: each kernel its own, and the first kernel that has it also
+# preempt=none, a second boot with the module's own tests only);
+# GUEST_SCOPE (environment): "all" or "module" for every guest (default:
+# the ends of the kernel list run everything, the kernels between them
+# what goes through the module); TESTS: only these test programs.
 QEMU_ACCEL ?=
 
 # --- user space ------------------------------------------------------------
@@ -323,10 +326,11 @@ check-kernel:
 # kernels' preempt=none boots in `make check` catch (their soft-lockup
 # detector is on), and lockdep, KASAN and UBSAN findings do not depend on
 # the preemption model. DEBUG_PREEMPT_MODES="default none" boots both; the
-# second bounds the fuzzer at DEBUG_NONE_FUZZ_SECONDS. The real programs
-# (tests/programs/) and glibc's own tests (tests/glibc/) run on the distro
-# kernels only: under this kernel's 10-20x slow-down they would take most
-# of the guest's time limit.
+# second bounds the fuzzer at DEBUG_NONE_FUZZ_SECONDS. What goes through
+# the module runs (GUEST_SCOPE=module); the futex backend's runs, the real
+# programs (tests/programs/) and glibc's own tests (tests/glibc/) run on
+# the distro kernels only: they do not reach the module, and under this
+# kernel's 10-20x slow-down they would take most of the guest's time limit.
 # DEBUG_KERNELS="default rt" also builds and boots the PREEMPT_RT debug
 # kernel (tests/debug-kernel/rt.config: the same checks where spinlock_t
 # sleeps; about 5 minutes' build, cached, and one boot, its fuzzer bounded
@@ -339,7 +343,7 @@ DEBUG_QEMU_TIMEOUT ?= 1800
 DEBUG_KERNELS ?= default
 check-debug:
 	@tests/deps.sh all
-	+@boot() { PREEMPT_MODES=$$1 PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
+	+@boot() { PREEMPT_MODES=$$1 GUEST_SCOPE=module PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
 		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=$$3 KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
 	rc=0 && for k in $(DEBUG_KERNELS); do \
@@ -617,7 +621,8 @@ help:
 	@echo '  TESTS                only these test programs, e.g. "test_lock test_device"'
 	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
 	@echo '  TEST_TIMEOUT         seconds per program in the guest'
-	@echo '  PREEMPT_MODES        preemption models per guest (check: "default none")'
+	@echo '  PREEMPT_MODES        preemption models per guest (check: "default", and "none" on one kernel)'
+	@echo '  GUEST_SCOPE          all or module: what every check guest runs (default: all at the list'"'"'s ends)'
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'

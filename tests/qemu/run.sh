@@ -32,8 +32,17 @@
 #   PREEMPT_MODES        preemption models each check guest boots with:
 #                        words "default" (the kernel's own, voluntary on
 #                        Debian's PREEMPT_DYNAMIC kernels) or a preempt=
-#                        value; default "default none" for check, "default"
-#                        for bench
+#                        value; unset: "default" for every kernel, and
+#                        "none" as well for the first kernel of the list
+#                        whose configuration has it (check); "default" for
+#                        bench
+#   GUEST_SCOPE          what a check guest's first boot runs: "all" (every
+#                        suite on every backend, glibc's tests, the real
+#                        programs), "module" (the Check programs and the
+#                        suites on the module backend only); unset: "all"
+#                        for the first and the last kernel of the list (the
+#                        oldest and the newest -rt of the default one) and
+#                        for a single kernel, "module" between them
 #   TESTS                only these test programs, e.g. "test_lock test_device";
 #                        the word "glibc" for glibc's own tests (run when
 #                        TESTS is unset)
@@ -421,8 +430,10 @@ tally() {
 
 # guest NAME KDIR KIMAGE PREEMPT: one QEMU run of $mode, with the kernel's
 # own preemption model (PREEMPT "default") or preempt=PREEMPT; in check
-# mode with $guest_scope "kernel" only the module's own tests (a second
-# boot of a kernel, where only the preemption model differs).
+# mode $guest_scope (the init's tofutex_scope) says what it packs: "all"
+# everything, "module" no glibc tests and no real programs, "kernel" the
+# Check programs only (a second boot of a kernel, where only the
+# preemption model differs).
 guest_scope=all
 guest() {
 	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
@@ -479,8 +490,10 @@ guest() {
 		done
 		# Plugins the preload's programs load from their own directory.
 		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
-		[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
-		! glibc_wanted || pack_glibc "$root"
+		if [ "$guest_scope" = all ]; then
+			[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
+			! glibc_wanted || pack_glibc "$root"
+		fi
 	else
 		pack_preload "$root"
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
@@ -717,6 +730,42 @@ has_preempt_model() {
 		grep -qE "^($opt=y|# $opt is not set)" "$config"
 }
 
+# guests LIST: boot each kernel of LIST (lines "kver kdir kimage") with
+# each of $preempt_modes it has. User space is the same in every guest and
+# the host runs it natively too, so (unless GUEST_SCOPE says otherwise)
+# the futex backend, the no-module fallback, glibc's tests and the real
+# programs run at the ends of the list (the oldest kernel and the newest
+# -rt one of the default list); the kernels between them run what goes
+# through the module. Unless PREEMPT_MODES is set, one kernel, the first
+# with the model, also boots preempt=none (what only the model changes:
+# a loop without a scheduling point as a soft lockup).
+guests() {
+	local n i=0 kver kdir kimage p modes none=
+
+	n=$(wc -l <"$1")
+	[ -n "${PREEMPT_MODES-}" ] || [ "$mode" != check ] || none=want
+	while read -r kver kdir kimage; do
+		i=$((i + 1))
+		guest_scope=${GUEST_SCOPE:-module}
+		[ -n "${GUEST_SCOPE-}" ] || { [ "$i" != 1 ] && [ "$i" != "$n" ]; } ||
+			guest_scope=all
+		modes=$preempt_modes
+		if [ "$none" = want ] && has_preempt_model "$kdir" none; then
+			modes="$modes none"
+			none=booted
+		fi
+		for p in $modes; do
+			if has_preempt_model "$kdir" "$p"; then
+				guest "$kver" "$kdir" "$kimage" "$p"
+				# Further models: only the module's own tests.
+				guest_scope=kernel
+			else
+				echo "== $kver: no preempt=$p in this kernel (its .config), not booted with it"
+			fi
+		done
+	done <"$1"
+}
+
 # check_qemu: multi-threaded TCG needs QEMU 10. QEMU 7.2 (Debian 12's own)
 # does not keep patched kernel text coherent between vCPUs: a guest that
 # flips a scheduler static key (the module's preempt notifiers, switched on
@@ -777,11 +826,7 @@ check|bench)
 	done
 	[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
 	check_qemu
-	if [ "$mode" = check ]; then
-		preempt_modes=${PREEMPT_MODES:-default none}
-	else
-		preempt_modes=${PREEMPT_MODES:-default}
-	fi
+	preempt_modes=${PREEMPT_MODES:-default}
 	if [ "$mode" = check ]; then
 		[ -n "${GUEST_TESTS-}$(test_bins)" ] || glibc_wanted ||
 			die "no test programs in build/tests (run make first)"
@@ -796,8 +841,12 @@ check|bench)
 		[ -r "$KIMAGE" ] || die "KIMAGE=$KIMAGE is not readable"
 		[ -n "${KDIR-}" ] || die "KIMAGE needs KDIR (the tree to build the module against)"
 		kver=$("$here/kernels.sh" kver "$KDIR")
+		[ -n "${PREEMPT_MODES-}" ] || [ "$mode" != check ] ||
+			! has_preempt_model "$KDIR" none || preempt_modes="default none"
+		guest_scope=${GUEST_SCOPE:-all}
 		for p in $preempt_modes; do
 			guest "${KNAME:-$kver}" "$KDIR" "$KIMAGE" "$p"
+			guest_scope=kernel
 		done
 	else
 		if [ $# -eq 0 ]; then
@@ -811,18 +860,7 @@ check|bench)
 			[ "$mode" != check ] || set -- "$@" default
 		fi
 		kernel_list "$@" >"$top/build/.kernels" || total_fail=$((total_fail + 1))
-		while read -r kver kdir kimage; do
-			guest_scope=all
-			for p in $preempt_modes; do
-				if has_preempt_model "$kdir" "$p"; then
-					guest "$kver" "$kdir" "$kimage" "$p"
-					# Further models: only the module's own tests.
-					guest_scope=kernel
-				else
-					echo "== $kver: no preempt=$p in this kernel (its .config), not booted with it"
-				fi
-			done
-		done <"$top/build/.kernels"
+		guests "$top/build/.kernels"
 	fi
 	;;
 check-host|bench-host)
