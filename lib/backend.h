@@ -136,7 +136,12 @@ struct tofutex__backend_ops {
 	 * which wakes nobody, looking every TOFUTEX_POLL_NS: one of them may
 	 * be waiting for this caller's read lock.
 	 * @wrlock: write-lock @rw as @tid after the user-space attempt
-	 * failed; returns as @rdlock, never EAGAIN.
+	 * failed; returns as @rdlock, never EAGAIN. @reserve: writer
+	 * preference (glibc's PREFER_WRITER_NONRECURSIVE_NP kind): the
+	 * caller reserves the lock as soon as it waits (RW_HANDOFF: new
+	 * readers queue behind it) rather than once it has waited the
+	 * hand-off time; a module without TOFUTEX_FEAT_RW_RESERVE does the
+	 * latter.
 	 * @rwunlock: release @rw, held by the caller, which the user-space
 	 * release did not (@seen, the word as last seen: the write lock with
 	 * more than the TID in it, or the last read lock with WAITERS), and
@@ -147,7 +152,8 @@ struct tofutex__backend_ops {
 	int (*rdlock)(tofutex_rwlock_t *rw, const struct tofutex__deadline *dl,
 		      bool join, bool robust);
 	int (*wrlock)(tofutex_rwlock_t *rw, uint32_t tid,
-		      const struct tofutex__deadline *dl, bool robust);
+		      const struct tofutex__deadline *dl, bool robust,
+		      bool reserve);
 	int (*rwunlock)(tofutex_rwlock_t *rw, uint32_t seen);
 
 	/*
@@ -217,7 +223,7 @@ TOFUTEX_HIDDEN int tofutex__futex_rdlock(tofutex_rwlock_t *rw,
 					 bool join, bool robust);
 TOFUTEX_HIDDEN int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 					 const struct tofutex__deadline *dl,
-					 bool robust);
+					 bool robust, bool reserve);
 TOFUTEX_HIDDEN int tofutex__futex_rwunlock(tofutex_rwlock_t *rw,
 					   uint32_t seen);
 

@@ -473,9 +473,13 @@ static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 		tofutex__futex_wake(&rw->word, INT_MAX);
 }
 
-/* ->wrlock() */
+/*
+ * ->wrlock(): a writer on readers sets RW_HANDOFF once it has waited
+ * TOFUTEX_RW_FUTEX_HANDOFF_NS, or at its first sleep with @reserve.
+ */
 int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-			  const struct tofutex__deadline *dl, bool robust)
+			  const struct tofutex__deadline *dl, bool robust,
+			  bool reserve)
 {
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), extra;
 	uint64_t start = tofutex_rw_now(), waited, poll;
@@ -500,7 +504,7 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			continue;
 		if (!tofutex_rw_writer(w)) {
 			waited = tofutex_rw_now() - start;
-			if (waited >= TOFUTEX_RW_FUTEX_HANDOFF_NS)
+			if (reserve || waited >= TOFUTEX_RW_FUTEX_HANDOFF_NS)
 				extra = RW_HANDOFF;
 			else
 				poll = TOFUTEX_RW_FUTEX_HANDOFF_NS - waited;

@@ -354,16 +354,22 @@ static int tofutex_module_rdlock(tofutex_rwlock_t *rw,
 	}
 }
 
-/* ->wrlock(): the kernel takes the caller's TID itself. */
+/*
+ * ->wrlock(): the kernel takes the caller's TID itself; @reserve where the
+ * module offers it (else the writer reserves after handoff_ns).
+ */
 static int tofutex_module_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-				 const struct tofutex__deadline *dl, bool robust)
+				 const struct tofutex__deadline *dl, bool robust,
+				 bool reserve)
 {
-	uint32_t status;
+	uint32_t status, flags = 0;
 
 	(void)tid;
 	(void)robust;
-	return tofutex_module_lock_call(TOFUTEX_IOC_WRLOCK, &rw->word, 0, dl,
-					&status);
+	if (reserve && tofutex_has(TOFUTEX_FEAT_RW_RESERVE))
+		flags = TOFUTEX_LOCK_RW_RESERVE;
+	return tofutex_module_lock_call(TOFUTEX_IOC_WRLOCK, &rw->word, flags,
+					dl, &status);
 }
 
 /* ->rwunlock(): the kernel releases the word as it is. */

@@ -206,14 +206,18 @@ TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
  * (@write) or tofutex_rwlock_clockrdlock() (@abstime NULL: no deadline),
  * but not robust: a waiter on futex(2) does not look at the writer (no
  * periodic wake-up; a dead writer's or another process's lock is waited
- * for, as glibc's lock does). @join: a read lock with reader preference,
- * for the reader-preferring kinds (glibc's readers join a read-held lock
- * even while writers wait): RW_HANDOFF does not stop the caller, and a
- * caller waiting behind a writer joins the readers that took the word
- * meanwhile; tofutex__rwlock_join_tryrdlock() is tryrdlock so.
+ * for, as glibc's lock does). @prefer: the lock's kind prefers the
+ * caller's side. A reader of a reader-preferring kind (glibc's readers
+ * join a read-held lock even while writers wait): RW_HANDOFF does not
+ * stop the caller, and a caller waiting behind a writer joins the readers
+ * that took the word meanwhile; tofutex__rwlock_join_tryrdlock() is
+ * tryrdlock so. A writer of a writer-preferring kind (glibc's
+ * PREFER_WRITER_NONRECURSIVE_NP: readers do not join once a writer
+ * waits): the caller reserves the lock (RW_HANDOFF) as soon as it waits
+ * on readers, not after the hand-off time (backend.h's @reserve).
  */
 TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
-					bool join, clockid_t clockid,
+					bool prefer, clockid_t clockid,
 					const struct timespec *abstime);
 TOFUTEX_HIDDEN int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw);
 

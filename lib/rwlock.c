@@ -64,13 +64,13 @@ int tofutex_rwlock_destroy(tofutex_rwlock_t *rw)
 }
 
 /*
- * The contended part of a lock; @w what the fast path saw; @join: a read
- * lock with reader preference, @robust: a dead writer is taken over
- * (tofutex__rwlock_lock() has neither).
+ * The contended part of a lock; @w what the fast path saw; @prefer: the
+ * lock prefers the caller's side (internal.h), @robust: a dead writer is
+ * taken over (tofutex__rwlock_lock() has neither).
  */
-static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write, bool join,
-				bool robust, uint32_t tid, uint32_t w,
-				const struct tofutex__deadline *dl)
+static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write,
+				bool prefer, bool robust, uint32_t tid,
+				uint32_t w, const struct tofutex__deadline *dl)
 {
 	int err;
 
@@ -81,17 +81,17 @@ static int tofutex_rw_lock_rest(tofutex_rwlock_t *rw, bool write, bool join,
 	if (w & TOFUTEX_RW_RESERVED)
 		return EINVAL;
 	if (!write) {
-		err = tofutex_rw_try_read_all(rw, w, join);
+		err = tofutex_rw_try_read_all(rw, w, prefer);
 		if (err != EBUSY)
 			return err;
 	}
 	if (write)
-		return tofutex__ops()->wrlock(rw, tid, dl, robust);
-	return tofutex__ops()->rdlock(rw, dl, join, robust);
+		return tofutex__ops()->wrlock(rw, tid, dl, robust, prefer);
+	return tofutex__ops()->rdlock(rw, dl, prefer, robust);
 }
 
-static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
-				  bool robust,
+static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write,
+				  bool prefer, bool robust,
 				  const struct tofutex__deadline *dl)
 {
 	uint32_t tid, w = 0;
@@ -108,10 +108,10 @@ static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write, bool join,
 			return 0;
 	} else {
 		w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-		if (tofutex_rw_try_read(rw, &w, join, 0, &raced) == 0)
+		if (tofutex_rw_try_read(rw, &w, prefer, 0, &raced) == 0)
 			return 0;
 	}
-	return tofutex_rw_lock_rest(rw, write, join, robust, tid, w, dl);
+	return tofutex_rw_lock_rest(rw, write, prefer, robust, tid, w, dl);
 }
 
 /* A deadline from a pthread-style @clockid and @abstime. */
@@ -180,7 +180,7 @@ int tofutex_rwlock_tryrdlock(tofutex_rwlock_t *rw)
 	return tofutex_rw_tryrdlock(rw, false);
 }
 
-int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write, bool join,
+int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write, bool prefer,
 			 clockid_t clockid, const struct timespec *abstime)
 {
 	struct tofutex__deadline dl = tofutex_rw_forever;
@@ -191,7 +191,7 @@ int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write, bool join,
 		if (err)
 			return err;
 	}
-	return tofutex_rw_lock(rw, write, join, false, &dl);
+	return tofutex_rw_lock(rw, write, prefer, false, &dl);
 }
 
 int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)

@@ -49,8 +49,10 @@
  * ---------------------
  * Readers join a reader-owned word in user space, so a stream of readers
  * can keep a writer out for ever. A writer starves once it has waited
- * handoff_ns since it queued (tofutex_rw_waited(); its clock runs also
- * while other waiters are ahead of it). Then:
+ * handoff_ns since it queued, or as soon as it queued when it reserves
+ * the lock (TOFUTEX_LOCK_RW_RESERVE: a writer-preferring lock, whose new
+ * readers must not join once a writer waits; tofutex_rw_waited(); its
+ * clock runs also while other waiters are ahead of it). Then:
  *
  * - as top waiter on a reader-owned word, it raises RW_HANDOFF and WAITERS
  *   (tofutex_rw_raise(), which retries at once from the value it found,
@@ -180,13 +182,7 @@ static int tofutex_rw_interrupted(struct tofutex_rw_call *c)
 	return tofutex_deadline_interrupted(&c->q.deadline);
 }
 
-/* When the caller starves (ns, monotonic). */
-static u64 tofutex_rw_starve_at(struct tofutex_rw_call *c)
-{
-	return c->waiter.since + tofutex_handoff_ns();
-}
-
-/* Has the caller waited handoff_ns since it queued? */
+/* Does the caller starve (rwlock.h)? */
 static bool tofutex_rw_starving(struct tofutex_rw_call *c)
 {
 	return tofutex_rw_waited(&c->waiter, ktime_get_ns());
@@ -268,7 +264,7 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
 	int ret;
 
 	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
-		starve_at = tofutex_rw_starve_at(c);
+		starve_at = tofutex_rw_starve_at(&c->waiter);
 	tofutex_count(c->q.table, TOFUTEX_CNT_SPINS);
 	for (;;) {
 		ret = tofutex_word_read_until(c->q.uaddr, word, &c->q.deadline);
@@ -400,7 +396,8 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
 		return ret;
 	if (!(word & TOFUTEX_RW_HANDOFF)) {
 		now = ktime_get_ns();
-		max_ns = max_t(u64, tofutex_rw_starve_at(c), now + 1) - now;
+		max_ns = max_t(u64, tofutex_rw_starve_at(&c->waiter), now + 1) -
+			 now;
 	}
 	return tofutex_rw_block(c, NULL, word, max_ns);
 }
@@ -672,6 +669,7 @@ static int tofutex_rw_take_reused(struct tofutex_table *table,
  * @table:    the caller's process table
  * @uaddr:    the word, checked by tofutex_word_check()
  * @write:    for writing
+ * @flags:    TOFUTEX_LOCK_RW_RESERVE for a writer that reserves the lock
  * @deadline: when the call gives up
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
@@ -679,8 +677,8 @@ static int tofutex_rw_take_reused(struct tofutex_table *table,
  * -EINVAL, -EFAULT, -EINTR, -ENOMEM.
  */
 static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
-			   bool write, const struct tofutex_deadline *deadline,
-			   u32 *status)
+			   bool write, u32 flags,
+			   const struct tofutex_deadline *deadline, u32 *status)
 {
 	struct tofutex_rw_call c = {
 		.q.table = table,
@@ -688,6 +686,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 		.q.deadline = *deadline,
 		.waiter.vpid = task_pid_vnr(current),
 		.waiter.write = write,
+		.waiter.reserve = !!(flags & TOFUTEX_LOCK_RW_RESERVE),
 		.q.op = write ? TOFUTEX_OP_WRLOCK : TOFUTEX_OP_RDLOCK,
 	};
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
@@ -729,13 +728,14 @@ long tofutex_ioc_rwlock(struct tofutex_table *table,
 	u32 flags, status = 0;
 	int ret;
 
-	ret = tofutex_lock_arg_get(argp, TOFUTEX_RWLOCK_FLAGS, &uaddr,
-				   &deadline, &flags);
+	ret = tofutex_lock_arg_get(argp, write ? TOFUTEX_WRLOCK_FLAGS :
+					     TOFUTEX_RWLOCK_FLAGS,
+				   &uaddr, &deadline, &flags);
 	if (ret)
 		return ret;
 
 	tofutex_count(table, TOFUTEX_CNT_LOCK_CALLS);
-	ret = tofutex_rw_lock(table, uaddr, write, &deadline, &status);
+	ret = tofutex_rw_lock(table, uaddr, write, flags, &deadline, &status);
 	if (!ret)
 		tofutex_lock_arg_put(argp, status);
 	return ret;

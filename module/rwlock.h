@@ -41,6 +41,8 @@
  * @wake_node:  entry in state->to_wake from the grant until a waker takes
  *              it (or the waiter leaves first); empty otherwise
  * @granted:    the lock was given to it: it holds the word now
+ * @reserve:    a writer that starves as soon as it queues
+ *              (TOFUTEX_LOCK_RW_RESERVE)
  * @since:      when it queued (ns, monotonic)
  */
 struct tofutex_rw_waiter {
@@ -50,6 +52,7 @@ struct tofutex_rw_waiter {
 	u32 vpid;
 	bool write;
 	bool granted;
+	bool reserve;
 	u64 since;
 };
 
@@ -72,20 +75,32 @@ static inline bool tofutex_rw_free(u32 word)
 }
 
 /**
- * tofutex_rw_waited() - has @w waited handoff_ns since it queued?
+ * tofutex_rw_starve_at() - when @w starves (ns, monotonic)
+ * @w: a queued waiter
+ *
+ * A writer that starves has the word handed to it when the readers drain,
+ * and new readers queue behind it. Its clock runs from the time it queued,
+ * also while other waiters are ahead of it: it starves handoff_ns later,
+ * or at once when it reserves the lock (TOFUTEX_LOCK_RW_RESERVE).
+ *
+ * Return: the time.
+ */
+static inline u64 tofutex_rw_starve_at(const struct tofutex_rw_waiter *w)
+{
+	return w->reserve ? w->since : w->since + tofutex_handoff_ns();
+}
+
+/**
+ * tofutex_rw_waited() - does @w starve (tofutex_rw_starve_at())?
  * @w:   a queued waiter
  * @now: ktime_get_ns()
  *
- * A writer that has starves: the word is handed to it when the readers
- * drain, and new readers queue behind it. Its clock runs from the time it
- * queued, also while other waiters are ahead of it.
- *
- * Return: true when it has.
+ * Return: true when it does.
  */
 static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
 				     u64 now)
 {
-	return now - w->since >= tofutex_handoff_ns();
+	return now >= tofutex_rw_starve_at(w);
 }
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);

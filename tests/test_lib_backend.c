@@ -142,10 +142,11 @@ static int dbl_rdlock(tofutex_rwlock_t *rw,
 }
 
 static int dbl_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
-		      const struct tofutex__deadline *dl, bool robust)
+		      const struct tofutex__deadline *dl, bool robust,
+		      bool reserve)
 {
 	called(OP_WRLOCK);
-	return real->wrlock(rw, tid, dl, robust);
+	return real->wrlock(rw, tid, dl, robust, reserve);
 }
 
 static int dbl_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)

@@ -199,11 +199,11 @@ static void *locker_main(void *arg)
 
 /*
  * Start a thread in RDLOCK or WRLOCK on @word, held so that it must
- * wait, and wait until it sleeps there. @release: it unlocks again once
- * may_release is set.
+ * wait, with TOFUTEX_LOCK_DEADLINE and @flags, and wait until it sleeps
+ * there. @release: it unlocks again once may_release is set.
  */
-static void locker_start(struct locker *l, int fd, uint32_t *word, bool write,
-			 bool release)
+static void locker_start_flags(struct locker *l, int fd, uint32_t *word,
+			       bool write, bool release, uint32_t flags)
 {
 	unsigned long cmd = write ? TOFUTEX_IOC_WRLOCK : TOFUTEX_IOC_RDLOCK;
 	bool ok;
@@ -212,7 +212,7 @@ static void locker_start(struct locker *l, int fd, uint32_t *word, bool write,
 	l->fd = fd;
 	l->word = word;
 	l->write = write;
-	l->flags = TOFUTEX_LOCK_DEADLINE;
+	l->flags = TOFUTEX_LOCK_DEADLINE | flags;
 	l->deadline = far();
 	atomic_store(&l->release, release);
 	ck_assert_int_eq(pthread_create(&l->thread, NULL, locker_main, l), 0);
@@ -221,6 +221,12 @@ static void locker_start(struct locker *l, int fd, uint32_t *word, bool write,
 	wait_asleep_in(atomic_load(&l->tid), cmd, write ? "WRLOCK" : "RDLOCK");
 	ck_assert_msg(!atomic_load(&l->done), "lock returned %d while held",
 		      l->ret);
+}
+
+static void locker_start(struct locker *l, int fd, uint32_t *word, bool write,
+			 bool release)
+{
+	locker_start_flags(l, fd, word, write, release, 0);
 }
 
 static void locker_join(struct locker *l)
@@ -767,6 +773,40 @@ START_TEST(test_rw_sleeping_starved_writer_handed_off)
 }
 END_TEST
 
+/*
+ * A writer that reserves the lock (TOFUTEX_LOCK_RW_RESERVE) starves from
+ * the moment it queues, however long handoff_ns is (a second here): it
+ * is asleep on the readers only with RW_HANDOFF raised, a reader that
+ * comes after it queues, and the last reader's unlock hands it the word.
+ */
+START_TEST(test_rw_reserving_writer_starves_at_once)
+{
+	uint32_t word = SHARED | 1, woken = 0;
+	int fd = dev_open();
+	struct locker w, r;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	locker_start_flags(&w, fd, &word, true, true, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS | 1),
+		      "word 0x%08x with the reserving writer asleep: it did not reserve the lock",
+		      word_load(&word));
+	locker_start(&r, fd, &word, false, true);
+	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	locker_has_it(&w, "the writer");
+	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
+		      "writer status %#x, want HANDOFF", w.status);
+	ck_assert_msg(!atomic_load(&r.done), "the reader got in before the writer");
+	locker_release(&w);
+	locker_has_it(&r, "the reader");
+	locker_release(&r);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /* ---- Deadlines ---- */
 
 /*
@@ -1060,6 +1100,12 @@ START_TEST(test_rw_bad_argument)
 	a.flags = 1U << 7;
 	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_RDLOCK, &a), -1);
 	ck_assert_int_eq(errno, EINVAL);
+	/* A reader reserves nothing; neither does a TO lock. */
+	a.flags = TOFUTEX_LOCK_RW_RESERVE;
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_RDLOCK, &a), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_LOCK, &a), -1);
+	ck_assert_int_eq(errno, EINVAL);
 	a.flags = 0;
 	a.reserved = 1;
 	ck_assert_int_eq(ioctl(fd, TOFUTEX_IOC_WRLOCK, &a), -1);
@@ -1319,6 +1365,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_starving_writer_behind_granted_readers);
 	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
+	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	suite_add_tcase(s, tc);
 

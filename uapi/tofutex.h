@@ -66,6 +66,7 @@
 #define TOFUTEX_FEAT_REQUEUE	(1ULL << 6)
 #define TOFUTEX_FEAT_RWLOCK	(1ULL << 7)
 #define TOFUTEX_FEAT_NO_OWNER_POLL	(1ULL << 8)
+#define TOFUTEX_FEAT_RW_RESERVE	(1ULL << 9)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -100,6 +101,15 @@ struct tofutex_version {
 #define TOFUTEX_LOCK_NO_OWNER_POLL	(1U << 2)
 #define TOFUTEX_LOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME | \
 				 TOFUTEX_LOCK_NO_OWNER_POLL)
+/*
+ * TOFUTEX_IOC_WRLOCK only: the writer reserves the lock as soon as it
+ * waits, instead of once it has waited handoff_ns: from then on new
+ * readers queue behind it and the word is handed to it when the readers
+ * drain (a writer-preferring lock, as glibc's
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP). Needs
+ * TOFUTEX_FEAT_RW_RESERVE.
+ */
+#define TOFUTEX_LOCK_RW_RESERVE	(1U << 3)
 
 /*
  * TOFUTEX_IOC_LOCK status, as in the TP futex series: bits 0-7 say how the
@@ -332,7 +342,8 @@ struct tofutex_requeue {
  * TOFUTEX_IOC_RDLOCK and TOFUTEX_IOC_WRLOCK take struct tofutex_lock, with
  * the deadlines and status of TOFUTEX_IOC_LOCK and its flags but
  * TOFUTEX_LOCK_NO_OWNER_POLL (TOFUTEX_RWLOCK_FLAGS; a sleeping waiter on a
- * writer always polls it); a reader that was
+ * writer always polls it), and WRLOCK also TOFUTEX_LOCK_RW_RESERVE
+ * (TOFUTEX_WRLOCK_FLAGS); a reader that was
  * given the lock by the kernel together with the other queued readers
  * reports TOFUTEX_STATUS_HANDOFF. They return 0 with the lock held, or -1
  * with errno EDEADLK (the caller holds it for writing), EAGAIN (RDLOCK:
@@ -412,6 +423,7 @@ struct tofutex_stats {
 #define TOFUTEX_IOC_STATS	_IOWR(TOFUTEX_IOC_MAGIC, 0x06, struct tofutex_stats)
 #define TOFUTEX_IOC_REQUEUE	_IOWR(TOFUTEX_IOC_MAGIC, 0x07, struct tofutex_requeue)
 #define TOFUTEX_RWLOCK_FLAGS	(TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_CLOCK_REALTIME)
+#define TOFUTEX_WRLOCK_FLAGS	(TOFUTEX_RWLOCK_FLAGS | TOFUTEX_LOCK_RW_RESERVE)
 #define TOFUTEX_IOC_RDLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x08, struct tofutex_lock)
 #define TOFUTEX_IOC_WRLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x09, struct tofutex_lock)
 #define TOFUTEX_IOC_RWUNLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x0a, struct tofutex_unlock)

@@ -18,10 +18,11 @@
  *   tofutex__rwlock_lock()'s @join: RW_HANDOFF does not stop them), so a
  *   stream of readers may starve a writer, as with glibc.
  * - PREFER_WRITER_NONRECURSIVE_NP stops new readers once a writer waits;
- *   ours get the TO lock's policy: readers queue behind a writer that
- *   has waited the hand-off time, and the last reader hands it the lock.
- *   A thread that read-locks such a rwlock again while a writer waits
- *   deadlocks, as with glibc.
+ *   so do ours: a waiting writer reserves the lock at once (libtofutex's
+ *   @prefer for a writer), new readers queue behind it (tryrdlock fails
+ *   with EBUSY) and the last reader hands it the lock. A thread that
+ *   read-locks such a rwlock again while a writer waits deadlocks, as
+ *   with glibc.
  *
  * glibc's answers:
  *
@@ -53,7 +54,10 @@ int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 	return (int)flags;
 }
 
-/* Does @kind let readers join while writers wait (see the top)? */
+/*
+ * Does @kind let readers join while writers wait (see the top)? If not, it
+ * prefers writers: a writer reserves the lock as soon as it waits.
+ */
 static bool tfx_rw_joins(int kind)
 {
 	return kind != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
@@ -122,7 +126,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 	if (!abstime)
 		clockid = CLOCK_MONOTONIC;
 	do {
-		err = tofutex__rwlock_lock(t, write, !write && tfx_rw_joins(kind),
+		err = tofutex__rwlock_lock(t, write,
+					   write != tfx_rw_joins(kind),
 					   clockid, abstime);
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);

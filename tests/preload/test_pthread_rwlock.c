@@ -634,6 +634,40 @@ static void *sleeper_main(void *arg)
 }
 
 /*
+ * A writer asleep on readers: of the nonrecursive kinds it reserved the
+ * lock before it slept (RW_HANDOFF: new readers' tryrdlock fails with
+ * EBUSY), as glibc's waiting writer holds new readers off at once, not
+ * after a hand-off time; of the reader-preferring kinds new readers still
+ * join.
+ */
+START_TEST(test_writer_reserves_before_it_sleeps)
+{
+	struct sleeper w = { .write = true, .ret = -1 };
+	pthread_rwlock_t rw;
+	uint32_t word;
+	pthread_t t;
+
+	rwlock_make(&rw, _i);
+	w.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, sleeper_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	word = rw_word(&rw);
+	if (nonrecursive(_i)) {
+		ck_assert_msg(word & TOFUTEX_RW_HANDOFF,
+			      "word %#x: the writer sleeps without holding new readers off",
+			      word);
+		ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), EBUSY);
+	} else {
+		ck_assert_int_eq(in_thread(tryrd_and_unlock, &rw), 0);
+	}
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.ret, 0);
+}
+END_TEST
+
+/*
  * _i / 2: the kind; _i % 2: the lock is write-held (a reader and a writer
  * wait) or read-held (a writer waits). glibc's waiters sleep until the
  * release wakes them; so do ours: over 300 ms each blocks again a few
@@ -1276,6 +1310,8 @@ static Suite *pthread_rwlock_suite(void)
 	tc = tcase_create("wakes");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_release_wakes_one_writer, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_writer_reserves_before_it_sleeps, 0,
+			    K_COUNT);
 	tcase_add_loop_test(tc, test_no_periodic_wakeups, 0, 2 * K_COUNT);
 	suite_add_tcase(s, tc);
 
