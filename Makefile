@@ -42,9 +42,10 @@ QEMU_TIMEOUT ?=
 # PREEMPT_MODES (environment): preemption models each check guest boots with
 # (default: each kernel its own, and the first kernel that has it also
 # preempt=none, a second boot with the module's own tests only);
-# GUEST_SCOPE (environment): "all" or "module" for every guest (default:
-# the ends of the kernel list run everything, the kernels between them
-# what goes through the module); TESTS: only these test programs.
+# GUEST_SCOPE (environment): "all", "backends" or "module" for every guest
+# (default: the ends of the kernel list run everything, the kernels
+# between them the suites on both backends); TESTS: only these test
+# programs.
 QEMU_ACCEL ?=
 
 # --- user space ------------------------------------------------------------
@@ -335,7 +336,7 @@ check-kernel:
 # kernel (tests/debug-kernel/rt.config: the same checks where spinlock_t
 # sleeps; about 5 minutes' build, cached, and one boot, its fuzzer bounded
 # at DEBUG_NONE_FUZZ_SECONDS).
-DEBUG_FUZZ_SECONDS ?= 300
+DEBUG_FUZZ_SECONDS ?= 180
 DEBUG_TEST_ENV ?= TOFUTEX_TEST_SCALE=0.2 CK_TIMEOUT_MULTIPLIER=4
 DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
@@ -622,7 +623,7 @@ help:
 	@echo '  TEST_ENV             "VAR=value ..." for the programs in the guest'
 	@echo '  TEST_TIMEOUT         seconds per program in the guest'
 	@echo '  PREEMPT_MODES        preemption models per guest (check: "default", and "none" on one kernel)'
-	@echo '  GUEST_SCOPE          all or module: what every check guest runs (default: all at the list'"'"'s ends)'
+	@echo '  GUEST_SCOPE          all, backends or module: what every check guest runs (default: all at the list'"'"'s ends)'
 	@echo '  GLIBC_TESTS, GLIBC_GROUPS  only these glibc tests ("tst-cond1 tst-mutex5") or groups ("cond")'
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'

@@ -1026,6 +1026,9 @@ struct many {
  * A pair walks its share of the locks in lockstep: the holder takes lock
  * i, the waiter blocks on it until it sleeps in the kernel (WAITERS), the
  * holder releases it to the waiter. So every lock gets a kernel state.
+ * A waiter that has waited handoff_ns (a slow guest) sets WAITERS without
+ * sleeping and spins until the unlock hands it the lock: each lock put
+ * its waiter to sleep or was handed to it.
  * The pair signals each other with semaphores, and the holder polls the
  * word with sched_yield(): a nanosleep() poll costs ~0.5 ms in the guest,
  * which over 10,000 locks would dominate the test.
@@ -1161,9 +1164,11 @@ START_TEST(test_many_contended_locks)
 			ck_abort_msg("lock %lu word 0x%08x after the run", i,
 				     mword(many_lock(&s, i)));
 	after = stats_get(TOFUTEX_STATS_PROCESS);
-	ck_assert_msg(after.sleeps - before.sleeps >= s.nlocks,
-		      "%llu sleeps for %lu contended locks",
+	ck_assert_msg(after.sleeps - before.sleeps +
+		      after.handoffs - before.handoffs >= s.nlocks,
+		      "%llu sleeps and %llu hand-offs for %lu contended locks",
 		      (unsigned long long)(after.sleeps - before.sleeps),
+		      (unsigned long long)(after.handoffs - before.handoffs),
 		      s.nlocks);
 	ck_assert_msg(after.unlock_calls - before.unlock_calls >= s.nlocks,
 		      "%llu UNLOCK ioctls for %lu contended locks",

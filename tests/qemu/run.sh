@@ -37,12 +37,14 @@
 #                        whose configuration has it (check); "default" for
 #                        bench
 #   GUEST_SCOPE          what a check guest's first boot runs: "all" (every
-#                        suite on every backend, glibc's tests, the real
-#                        programs), "module" (the Check programs and the
-#                        suites on the module backend only); unset: "all"
-#                        for the first and the last kernel of the list (the
-#                        oldest and the newest -rt of the default one) and
-#                        for a single kernel, "module" between them
+#                        suite on every backend, the no-module fallback,
+#                        glibc's tests, the real programs), "backends" (the
+#                        Check programs and the suites on the module and
+#                        futex backends), "module" (those on the module
+#                        backend only); unset: "all" for the first and the
+#                        last kernel of the list (the oldest and the newest
+#                        -rt of the default one) and for a single kernel,
+#                        "backends" between them
 #   TESTS                only these test programs, e.g. "test_lock test_device";
 #                        the word "glibc" for glibc's own tests (run when
 #                        TESTS is unset)
@@ -431,9 +433,9 @@ tally() {
 # guest NAME KDIR KIMAGE PREEMPT: one QEMU run of $mode, with the kernel's
 # own preemption model (PREEMPT "default") or preempt=PREEMPT; in check
 # mode $guest_scope (the init's tofutex_scope) says what it packs: "all"
-# everything, "module" no glibc tests and no real programs, "kernel" the
-# Check programs only (a second boot of a kernel, where only the
-# preemption model differs).
+# everything, "backends" and "module" no glibc tests and no real
+# programs, "kernel" the Check programs only (a second boot of a kernel,
+# where only the preemption model differs).
 guest_scope=all
 guest() {
 	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
@@ -731,14 +733,15 @@ has_preempt_model() {
 }
 
 # guests LIST: boot each kernel of LIST (lines "kver kdir kimage") with
-# each of $preempt_modes it has. User space is the same in every guest and
-# the host runs it natively too, so (unless GUEST_SCOPE says otherwise)
-# the futex backend, the no-module fallback, glibc's tests and the real
-# programs run at the ends of the list (the oldest kernel and the newest
-# -rt one of the default list); the kernels between them run what goes
-# through the module. Unless PREEMPT_MODES is set, one kernel, the first
-# with the model, also boots preempt=none (what only the model changes:
-# a loop without a scheduling point as a soft lockup).
+# each of $preempt_modes it has. Every kernel runs what meets the kernel:
+# the Check programs and the suites on both backends (the module built
+# for it, its futex(2)). What only user space decides, the same in every
+# guest and run natively too, runs at the ends of the list (the oldest
+# kernel and the newest -rt one of the default list): the no-module
+# fallback, glibc's tests and the real programs (GUEST_SCOPE overrides
+# this). Unless PREEMPT_MODES is set, one kernel, the first with the
+# model, also boots preempt=none (what only the model changes: a loop
+# without a scheduling point as a soft lockup).
 guests() {
 	local n i=0 kver kdir kimage p modes none=
 
@@ -746,7 +749,7 @@ guests() {
 	[ -n "${PREEMPT_MODES-}" ] || [ "$mode" != check ] || none=want
 	while read -r kver kdir kimage; do
 		i=$((i + 1))
-		guest_scope=${GUEST_SCOPE:-module}
+		guest_scope=${GUEST_SCOPE:-backends}
 		[ -n "${GUEST_SCOPE-}" ] || { [ "$i" != 1 ] && [ "$i" != "$n" ]; } ||
 			guest_scope=all
 		modes=$preempt_modes
