@@ -210,16 +210,16 @@ TOFUTEX_HIDDEN int tofutex__mutex_clocklock(tofutex_mutex_t *m,
  * caller's side. A reader of a reader-preferring kind (glibc's readers
  * join a read-held lock even while writers wait): RW_HANDOFF does not
  * stop the caller, and a caller waiting behind a writer joins the readers
- * that took the word meanwhile; tofutex__rwlock_join_tryrdlock() is
- * tryrdlock so. A writer of a writer-preferring kind (glibc's
- * PREFER_WRITER_NONRECURSIVE_NP: readers do not join once a writer
- * waits): the caller reserves the lock (RW_HANDOFF) as soon as it waits
- * on readers, not after the hand-off time (backend.h's @reserve).
+ * that took the word meanwhile (the preload's tryrdlock joins so too,
+ * with rwlock.h's tofutex_rw_try_read_all()). A writer of a
+ * writer-preferring kind (glibc's PREFER_WRITER_NONRECURSIVE_NP: readers
+ * do not join once a writer waits): the caller reserves the lock
+ * (RW_HANDOFF) as soon as it waits on readers, not after the hand-off
+ * time (backend.h's @reserve).
  */
 TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
 					bool prefer, clockid_t clockid,
 					const struct timespec *abstime);
-TOFUTEX_HIDDEN int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw);
 
 /*
  * glibc.c: lock words glibc's own mutex code may use, the pthread

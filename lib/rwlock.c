@@ -99,6 +99,10 @@ static inline int tofutex_rw_lock(tofutex_rwlock_t *rw, bool write,
 
 	if (tofutex_rw_bad(rw))
 		return EINVAL;
+	/*
+	 * Also for a read lock: it learns the thread's TID, which the
+	 * preload's inline paths (pthread/rwlock.c) want known.
+	 */
 	tid = (uint32_t)tofutex__tid();
 	if (write) {
 		if (__builtin_expect(tid != 0, 1) &&
@@ -194,11 +198,6 @@ int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write, bool prefer,
 	return tofutex_rw_lock(rw, write, prefer, false, &dl);
 }
 
-int tofutex__rwlock_join_tryrdlock(tofutex_rwlock_t *rw)
-{
-	return tofutex_rw_tryrdlock(rw, true);
-}
-
 int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 {
 	uint32_t tid, w;
@@ -226,15 +225,16 @@ int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 
 int tofutex_rwlock_unlock(tofutex_rwlock_t *rw)
 {
-	uint32_t tid, w, n, owner;
+	uint32_t tid, w, owner;
 
 	if (tofutex_rw_bad(rw))
 		return EINVAL;
-	tid = (uint32_t)tofutex__tid();
 	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
+	if (tofutex_rw_try_unlock(rw, &w))
+		return 0;
+	tid = (uint32_t)tofutex__tid();
 	for (;;) {
 		owner = tofutex_rw_writer(w);
-		n = tofutex_rw_readers(w);
 		if (owner) {
 			if (!tid || !tofutex__is_self(owner, tid))
 				return EPERM;
@@ -245,20 +245,14 @@ int tofutex_rwlock_unlock(tofutex_rwlock_t *rw)
 			}
 			if (w != tid)
 				return tofutex__ops()->rwunlock(rw, w);
-			if (__atomic_compare_exchange_n(&rw->word, &w, 0, false,
-							__ATOMIC_RELEASE,
-							__ATOMIC_RELAXED))
-				return 0;
-			continue;
-		}
-		if (!n)
+		} else if (!tofutex_rw_readers(w)) {
 			return EPERM;
-		if (n == 1 && (w & TOFUTEX_WAITERS))
+		} else if (w & TOFUTEX_WAITERS &&
+			   tofutex_rw_readers(w) == 1) {
 			return tofutex__ops()->rwunlock(rw, w);
-		if (__atomic_compare_exchange_n(&rw->word, &w,
-						n > 1 ? w - 1 : 0, false,
-						__ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
+		}
+		/* Released here, or the word changed: look again. */
+		if (tofutex_rw_try_unlock(rw, &w))
 			return 0;
 	}
 }

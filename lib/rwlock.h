@@ -72,4 +72,31 @@ static inline int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w,
 	return err;
 }
 
+/*
+ * The unlock of the word last seen as *@w that needs no backend: a reader
+ * that is not the last one out, the last one when nobody waits, or the
+ * writer alone in the word under the caller's known TID
+ * (tofutex__tid_known()). Returns true when released; false when the
+ * caller must take the full path, *@w the value found.
+ */
+static inline bool tofutex_rw_try_unlock(tofutex_rwlock_t *rw, uint32_t *w)
+{
+	uint32_t n = tofutex_rw_readers(*w), want, tid;
+
+	if (n > 1) {
+		want = *w - 1;
+	} else if (n == 1) {
+		if (*w & TOFUTEX_WAITERS)
+			return false;
+		want = 0;
+	} else {
+		tid = (uint32_t)tofutex__tid_known();
+		if (!tid || *w != tid)
+			return false;
+		want = 0;
+	}
+	return __atomic_compare_exchange_n(&rw->word, w, want, false,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 #endif /* TOFUTEX_RWLOCK_H */

@@ -42,6 +42,7 @@
  *   destroy while held     0, as glibc's destroy, which checks nothing
  */
 #include "preload.h"
+#include "../rwlock.h"
 
 int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 {
@@ -162,15 +163,41 @@ int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 	return 0;
 }
 
+/*
+ * The uncontended read lock, inline as the mutexes' are (mutex.c): one
+ * attempt on the word as libtofutex's lock makes it, by a thread whose TID
+ * is known (its first lock takes the full path, which learns it) and with
+ * the contention report off. False: take tfx_rw_lock().
+ */
+static inline bool tfx_rw_read_fast(tofutex_rwlock_t *t, int kind)
+{
+	uint32_t w = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	bool raced;
+
+	return tofutex__tid_known() && !tfx_prof() &&
+	       tofutex_rw_try_read(t, &w, tfx_rw_joins(kind), 0, &raced) == 0;
+}
+
+/* The uncontended write lock: a free word, as tfx_rw_read_fast(). */
+static inline bool tfx_rw_write_fast(tofutex_rwlock_t *t)
+{
+	uint32_t tid = (uint32_t)tofutex__tid_known(), w = 0;
+
+	return tid && !tfx_prof() &&
+	       __atomic_compare_exchange_n(&t->word, &w, tid, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
-	int err;
+	int err = 0;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_rdlock(rw);
 	TFX_PROBE(rdlock_entry, rw);
-	err = tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
+	if (!tfx_rw_read_fast(tfx_rwlock(rw), kind))
+		err = tfx_rw_lock(rw, kind, false, CLOCK_REALTIME, NULL);
 	TFX_PROBE(rdlock_acquire_read, rw);
 	return err;
 }
@@ -204,10 +231,11 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_tryrdlock(rw);
-	if (tfx_rw_joins(kind))
-		err = tofutex__rwlock_join_tryrdlock(tfx_rwlock(rw));
-	else
-		err = tofutex_rwlock_tryrdlock(tfx_rwlock(rw));
+	/* libtofutex's tryrdlock, inline (@join: tfx_rw_joins()). */
+	err = tofutex_rw_try_read_all(tfx_rwlock(rw),
+				      __atomic_load_n(&tfx_rwlock(rw)->word,
+						      __ATOMIC_RELAXED),
+				      tfx_rw_joins(kind));
 	if (tfx_prof() && !err)
 		tfx_prof_locked(rw, TFX_PROF_RWLOCK, false);
 	return err;
@@ -216,12 +244,13 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
 	int kind = tfx_rwlock_kind(rw);
-	int err;
+	int err = 0;
 
 	if (kind < 0)
 		return tfx_glibc()->rwlock_wrlock(rw);
 	TFX_PROBE(wrlock_entry, rw);
-	err = tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
+	if (!tfx_rw_write_fast(tfx_rwlock(rw)))
+		err = tfx_rw_lock(rw, kind, true, CLOCK_REALTIME, NULL);
 	TFX_PROBE(wrlock_acquire_write, rw);
 	return err;
 }
@@ -262,12 +291,19 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 
 int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
+	tofutex_rwlock_t *t = tfx_rwlock(rw);
+	uint32_t w;
+
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_unlock(rw);
 	TFX_PROBE(rwlock_unlock, rw);
 	if (tfx_prof())
 		tfx_prof_unlock(rw, TFX_PROF_RWLOCK);
-	return tofutex_rwlock_unlock(tfx_rwlock(rw));
+	/* The release that needs no backend inline, as the locks'. */
+	w = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
+	if (tofutex_rw_try_unlock(t, &w))
+		return 0;
+	return tofutex_rwlock_unlock(t);
 }
 
 /* glibc's compat names of the same functions (preload.h). */
