@@ -132,6 +132,63 @@ struct tfx_real {
  */
 TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
 
+#if defined(__x86_64__)
+#include <link.h>
+
+/* dlsym.c: the entry @tag of @l's dynamic section, or NULL. */
+TOFUTEX_HIDDEN const ElfW(Dyn) *tfx_dyn_entry(const struct link_map *l,
+					     ElfW(Sxword) tag);
+/* dlsym.c: an entry @tag of @l's dynamic section, as an address, or NULL. */
+TOFUTEX_HIDDEN const void *tfx_dyn_ptr(const struct link_map *l,
+				       ElfW(Sxword) tag);
+/* dlsym.c: @name's definition in @l (its GNU hash table), or NULL. */
+TOFUTEX_HIDDEN void *tfx_elf_sym(const struct link_map *l, const char *name);
+/* dlsym.c: this library's link map (dladdr1(): takes the loader's lock). */
+TOFUTEX_HIDDEN struct link_map *tfx_self_map(void);
+/*
+ * dlsym.c: @name's definition in the first object loaded after this
+ * library that defines it (glibc's dlsym, dlopen, ...); aborts if none.
+ */
+TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
+
+/*
+ * An entry point @name that keeps the argument registers (%rdi, %rsi,
+ * %rdx) across @route(%rdi, %rsi, @third, caller's return address)
+ * (three pushes align the stack for its call; %rcx, the fourth argument
+ * register, is no argument of the functions stubbed) and jumps where it
+ * says, so that the callee returns to our caller with the caller's
+ * return address: glibc's dlsym() and dlopen() find the calling object
+ * from it (C cannot jump to another function keeping its caller's
+ * return address).
+ */
+#define TFX_ROUTE_STUB(name, route, third) \
+	__asm__(".text\n" \
+		".globl " #name "\n" \
+		".type " #name ", @function\n" \
+		".p2align 4\n" \
+		#name ":\n" \
+		"	.cfi_startproc\n" \
+		"	endbr64\n" \
+		"	push %rdi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rsi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rdx\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	mov $" #third ", %edx\n" \
+		"	mov 24(%rsp), %rcx\n" \
+		"	call " #route "\n" \
+		"	pop %rdx\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rsi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rdi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	jmp *%rax\n" \
+		"	.cfi_endproc\n" \
+		".size " #name ", .-" #name "\n")
+#endif
+
 /* real.c: the table, filled when the library is loaded. */
 extern struct tfx_real tfx_real TOFUTEX_HIDDEN;
 /* real.c: fill it now (a call that came before our constructor ran). */
