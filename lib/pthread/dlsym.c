@@ -20,7 +20,8 @@
  *   caller", RTLD_DEFAULT searches the caller's scope, and a handle's
  *   object gets a dependency on the caller). From the program, they find
  *   our definitions first already; from a plugin loaded with
- *   RTLD_DEEPBIND they find glibc's (tofutex-run(1), BUGS).
+ *   RTLD_DEEPBIND they find glibc's (tofutex-run(1), BUGS), although its
+ *   calls of dlsym() are ours (deepbind.c).
  * - glibc's dlsym() and dlvsym() are those of the first object loaded
  *   after this one that defines them (libc.so.6), found in its dynamic
  *   symbol table: dlsym() cannot look itself up once it is ours. They

@@ -34,12 +34,14 @@
  * locks or unlocks it (pthread_cond_* included), by name in any version
  * a program asks for, and glibc's compat names __pthread_mutex_{init,
  * destroy,lock,trylock,unlock}@GLIBC_2.2.5; the rest (prioceiling) accept
- * only priority-protect mutexes, which are glibc's. What is not: glibc's
- * own code still reaches our mutexes from a plugin loaded with
- * RTLD_DEEPBIND, through a function taken with dlsym() from a handle of
- * libc.so.6 or libpthread.so.0, and inside glibc's wait on a
- * process-shared condition variable used with one of our mutexes
- * (cond.c). libtofutex interoperates with glibc's protocol on the word
+ * only priority-protect mutexes, which are glibc's. A plugin loaded with
+ * RTLD_DEEPBIND gets ours once glibc's dlopen() has loaded it
+ * (deepbind.c, x86-64). What is not: glibc's own code still reaches our
+ * mutexes from such a plugin where deepbind.c cannot act (its
+ * constructors, other architectures), through a function taken with
+ * dlsym() from a handle of libc.so.6 or libpthread.so.0, and inside
+ * glibc's wait on a process-shared condition variable used with one of
+ * our mutexes (cond.c). libtofutex interoperates with glibc's protocol on the word
  * (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is kept where
  * glibc looks (mutex.c); what remains is in tofutex-run(1), BUGS.
  *
@@ -62,9 +64,11 @@
  * destroy writes nothing; every pthread_rwlock_* function is interposed,
  * and the compat names __pthread_rwlock_{init,destroy,rdlock,tryrdlock,
  * wrlock,trywrlock,unlock}@GLIBC_2.2.5; dlsym() and dlvsym() on a handle
- * give ours for glibc's (dlsym.c, x86-64). glibc's rwlock code reached
- * from an RTLD_DEEPBIND plugin is not made safe (tofutex-run(1), BUGS):
- * its phase bits are the low bits of our writer's TID.
+ * give ours for glibc's (dlsym.c, x86-64), and an RTLD_DEEPBIND plugin's
+ * references are made ours after it is loaded (deepbind.c, x86-64).
+ * glibc's rwlock code reached where those cannot act is not made safe
+ * (tofutex-run(1), BUGS): its phase bits are the low bits of our
+ * writer's TID.
  *
  * No path allocates: the state is in the objects, the real glibc
  * functions are looked up once when the library is loaded (the report
