@@ -82,14 +82,14 @@ static void plugin_path(char *path, size_t size, const char *name)
 	snprintf(path, size, "%s/%s", dirname(self), name);
 }
 
-/* The plugin @name, next to this program, with @mode. */
+/* The plugin @name, next to this program, with @mode (RTLD_NOW unless lazy). */
 static void *plugin_open(const char *name, int mode)
 {
 	char path[PATH_MAX + 64];
 	void *h;
 
 	plugin_path(path, sizeof(path), name);
-	h = dlopen(path, RTLD_NOW | mode);
+	h = dlopen(path, (mode & RTLD_LAZY ? 0 : RTLD_NOW) | mode);
 	ck_assert_msg(h, "%s", dlerror());
 	return h;
 }
@@ -483,14 +483,22 @@ static void *deepbind_fn(void *h, const char *name)
 	return fn;
 }
 
-/* The plugin's own pthread_rwlock_wrlock is the preload's. */
+/* How the plugin is bound: _i indexes these. */
+static const int deepbind_mode[] = { RTLD_NOW, RTLD_LAZY };
+
+/*
+ * The plugin's own pthread_rwlock_wrlock is the preload's, opened twice,
+ * and again after dlclose() unloaded it.
+ */
 START_TEST(test_deepbind_binds_to_the_preload)
 {
-	void *h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
+	int mode = deepbind_mode[_i] | RTLD_LOCAL | RTLD_DEEPBIND;
+	void *h = plugin_open(PLUGIN_NAME, mode), *again;
 	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
 	void *(*plugin_dlsym)(void *, const char *) =
 		(void *(*)(void *, const char *))deepbind_fn(h, "tfx_plugin_dlsym");
 	void *glibc = glibc_handle();
+	char path[PATH_MAX + 64];
 
 	ck_assert_msg(is_preloads(fn()),
 		      "the plugin's pthread_rwlock_wrlock is not the preload's");
@@ -498,6 +506,16 @@ START_TEST(test_deepbind_binds_to_the_preload)
 	ck_assert(is_preloads(plugin_dlsym(glibc, "pthread_rwlock_rdlock")));
 	ck_assert(!is_preloads(plugin_dlsym(glibc, "malloc")));
 	dlclose(glibc);
+	again = plugin_open(PLUGIN_NAME, mode);
+	ck_assert(again == h && is_preloads(fn()));
+	dlclose(again);
+	dlclose(h);
+	plugin_path(path, sizeof(path), PLUGIN_NAME);
+	ck_assert_msg(!dlopen(path, RTLD_NOW | RTLD_NOLOAD), "still loaded");
+	h = plugin_open(PLUGIN_NAME, mode);
+	fn = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	ck_assert_msg(is_preloads(fn()),
+		      "the plugin loaded again calls glibc's pthread_rwlock_wrlock");
 	dlclose(h);
 }
 END_TEST
@@ -517,11 +535,15 @@ START_TEST(test_deepbind_rwlock_mutual_exclusion)
 }
 END_TEST
 
-/* The plugin's try locks answer for the program's locks, and back. */
+/*
+ * The plugin's try locks answer for the program's locks, and back (_i:
+ * deepbind_mode, lazy binding included).
+ */
 START_TEST(test_deepbind_rwlock_try_answers)
 {
 	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-	void *h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
+	void *h = plugin_open(PLUGIN_NAME, deepbind_mode[_i] | RTLD_LOCAL |
+				      RTLD_DEEPBIND);
 	rwlock_fn tryrd = (rwlock_fn)deepbind_fn(h, "tfx_plugin_tryrdlock");
 	rwlock_fn trywr = (rwlock_fn)deepbind_fn(h, "tfx_plugin_trywrlock");
 	rwlock_fn wrlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_wrlock");
@@ -779,9 +801,9 @@ static Suite *glibc_code_suite(void)
 #if defined(__x86_64__)
 	tc = tcase_create("deepbind");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
-	tcase_add_test(tc, test_deepbind_binds_to_the_preload);
+	tcase_add_loop_test(tc, test_deepbind_binds_to_the_preload, 0, 2);
 	tcase_add_test(tc, test_deepbind_rwlock_mutual_exclusion);
-	tcase_add_test(tc, test_deepbind_rwlock_try_answers);
+	tcase_add_loop_test(tc, test_deepbind_rwlock_try_answers, 0, 2);
 	tcase_add_test(tc, test_deepbind_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
 	suite_add_tcase(s, tc);
