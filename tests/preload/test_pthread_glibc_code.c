@@ -37,6 +37,7 @@
 #define PLUGIN_NAME "libtfx-plugin-deepbind.so"
 #define PLUGIN_DLNEXT "libtfx-plugin-dlnext.so"
 #define PLUGIN_NESTED "libtfx-plugin-nested.so"
+#define PLUGIN_RUNPATH "libtfx-plugin-runpath.so"
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -650,6 +651,30 @@ START_TEST(test_deepbind_nested_dlopen)
 	dlclose(h);
 }
 END_TEST
+
+/*
+ * A new dependency of the plugin calls the preload's too, and a bare name
+ * the plugin finds through its own RUNPATH still loads (the preload
+ * leaves such a load to glibc, which knows the caller).
+ */
+START_TEST(test_deepbind_dependency_and_runpath)
+{
+	void *h = plugin_open(PLUGIN_RUNPATH, RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_nested_rwlock_fn");
+	void *(*runpath_dlopen)(const char *, int) =
+		(void *(*)(const char *, int))deepbind_fn(h, "tfx_runpath_dlopen");
+	void *n;
+
+	ck_assert_msg(is_preloads(fn()),
+		      "the plugin's dependency calls glibc's pthread_rwlock_wrlock");
+	n = runpath_dlopen(PLUGIN_DLNEXT, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(n, "%s", dlerror());
+	dlclose(n);
+	/* Not on the program's search path: glibc's answer, as without us. */
+	ck_assert(!dlopen(PLUGIN_DLNEXT, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND));
+	dlclose(h);
+}
+END_TEST
 #endif /* __x86_64__ */
 
 /*
@@ -806,6 +831,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_loop_test(tc, test_deepbind_rwlock_try_answers, 0, 2);
 	tcase_add_test(tc, test_deepbind_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
+	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
 #endif
 
