@@ -41,9 +41,10 @@
  * constructors, other architectures), through a function taken with
  * dlsym() from a handle of libc.so.6 or libpthread.so.0, and inside
  * glibc's wait on a process-shared condition variable used with one of
- * our mutexes (cond.c). libtofutex interoperates with glibc's protocol on the word
- * (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is kept where
- * glibc looks (mutex.c); what remains is in tofutex-run(1), BUGS.
+ * our mutexes (cond.c). libtofutex interoperates with glibc's protocol
+ * on the word (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is
+ * kept where glibc looks (mutex.c); what remains is in tofutex-run(1),
+ * BUGS.
  *
  * Layout of our condition variables (struct __pthread_cond_s):
  *   bytes 0-23   a tofutex_cond_t (glibc's __wseq, __g1_start, __g_refs,

@@ -470,7 +470,7 @@ START_TEST(test_dlsym_rwlock_mutual_exclusion)
 END_TEST
 #endif /* __x86_64__ */
 
-/* ---- rwlocks and condition variables: a plugin loaded with RTLD_DEEPBIND ---- */
+/* ---- rwlocks, condition variables: a plugin loaded with RTLD_DEEPBIND ---- */
 
 /* Made the preload's on x86-64 alone (lib/pthread/deepbind.c). */
 #if defined(__x86_64__)
