@@ -45,8 +45,9 @@
  * - What remains glibc's (tofutex-run(1), BUGS): the plugin's
  *   constructors run inside glibc's dlopen(), before the patch, and so do
  *   any dlopen() they make; a function pointer the plugin took before the
- *   patch stays glibc's; dlsym(RTLD_DEFAULT) and RTLD_NEXT from the plugin
- *   search its own scope first; dlmopen() namespaces (the preload is not
+ *   patch stays glibc's; dlsym(RTLD_NEXT) from the plugin searches its
+ *   own scope first (RTLD_DEFAULT of an interposed name is answered from
+ *   the global scope, dlsym.c); dlmopen() namespaces (the preload is not
  *   loaded there) are left alone. dlclose() needs nothing: a plugin
  *   loaded again is a new load, patched again.
  * - Only x86-64 (the tail-jumping entry of preload.h, and the
@@ -71,6 +72,18 @@ static struct link_map *tfx_self;
 #define TFX_DEEPBIND_MAX 128
 /* The search path lists compared on the stack, at most. */
 #define TFX_SERINFO_MAX 2048
+
+/*
+ * The objects patched (their dynamic sections), for dlsym.c's answer to
+ * their RTLD_DEFAULT lookups: appended under dl_iterate_phdr()'s lock,
+ * read without it; a slot is published by the count. Full, the rest keep
+ * glibc's answer; an entry outlives its object's dlclose(), and an object
+ * loaded there later gets the global scope's answer, its own anyway
+ * unless it has RTLD_DEEPBIND dependencies defining those names.
+ */
+#define TFX_DEEPBIND_KNOWN 64
+static const void *tfx_deepbind_known[TFX_DEEPBIND_KNOWN];
+static unsigned int tfx_deepbind_nknown;
 
 /* One walk over a dlopen()'s new objects (tfx_deepbind_object()). */
 struct tfx_deepbind {
@@ -109,6 +122,36 @@ static bool tfx_deepbind_glibc(const char *path)
 	base = base ? base + 1 : path;
 	for (i = 0; i < sizeof(glibc) / sizeof(glibc[0]); i++)
 		if (!strncmp(base, glibc[i], strlen(glibc[i])))
+			return true;
+	return false;
+}
+
+/* Remember @ld as patched; called under dl_iterate_phdr()'s lock. */
+static void tfx_deepbind_remember(const void *ld)
+{
+	unsigned int i, n = tfx_deepbind_nknown;
+
+	for (i = 0; i < n; i++)
+		if (tfx_deepbind_known[i] == ld)
+			return;
+	if (n == TFX_DEEPBIND_KNOWN)
+		return;
+	tfx_deepbind_known[n] = ld;
+	__atomic_store_n(&tfx_deepbind_nknown, n + 1, __ATOMIC_RELEASE);
+}
+
+bool tfx_deepbind_caller(const void *caller, const char *name)
+{
+	unsigned int i, n = __atomic_load_n(&tfx_deepbind_nknown,
+					    __ATOMIC_ACQUIRE);
+	struct link_map *l = NULL;
+	Dl_info info;
+
+	if (!n || !name || !tfx_deepbind_name(name) ||
+	    !dladdr1(caller, &info, (void **)&l, RTLD_DL_LINKMAP) || !l)
+		return false;
+	for (i = 0; i < n; i++)
+		if (tfx_deepbind_known[i] == l->l_ld)
 			return true;
 	return false;
 }
@@ -237,8 +280,10 @@ static int tfx_deepbind_object(struct dl_phdr_info *info, size_t size,
 		return 0;
 	d->dep[d->n++] = l;
 	if (l.l_ld != tfx_self->l_ld &&
-	    !tfx_deepbind_glibc(info->dlpi_name ? info->dlpi_name : ""))
+	    !tfx_deepbind_glibc(info->dlpi_name ? info->dlpi_name : "")) {
 		tfx_deepbind_patch(&l, info);
+		tfx_deepbind_remember(l.l_ld);
+	}
 	return 0;
 }
 

@@ -20,8 +20,10 @@
  *   caller", RTLD_DEFAULT searches the caller's scope, and a handle's
  *   object gets a dependency on the caller). From the program, they find
  *   our definitions first already; from a plugin loaded with
- *   RTLD_DEEPBIND they find glibc's (tofutex-run(1), BUGS), although its
- *   calls of dlsym() are ours (deepbind.c).
+ *   RTLD_DEEPBIND they would find glibc's: deepbind.c makes its calls of
+ *   dlsym() ours, and its RTLD_DEFAULT lookups of the names deepbind.c
+ *   interposes are made from here (the global scope, as its references
+ *   now bind); its RTLD_NEXT stays glibc's (tofutex-run(1), BUGS).
  * - glibc's dlsym() and dlvsym() are those of the first object loaded
  *   after this one that defines them (libc.so.6), found in its dynamic
  *   symbol table: dlsym() cannot look itself up once it is ours. They
@@ -152,6 +154,29 @@ static void *tfx_dlvsym_ours(void *handle, const char *name,
 	return ours ? ours : fn;
 }
 
+/*
+ * RTLD_DEFAULT from an object deepbind.c patched: answered from here, the
+ * global scope, as its references now are, not from its own scope first.
+ * Not tail calls: glibc takes the calling object from the return address,
+ * which must be in this library.
+ */
+static void *tfx_dlsym_global(void *handle, const char *name)
+{
+	void *fn = tfx_next_dlsym(handle, name);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
+static void *tfx_dlvsym_global(void *handle, const char *name,
+			       const char *version)
+{
+	void *fn = tfx_next_dlvsym(handle, name, version);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
 /* A name of an rwlock function, glibc's compat names included? */
 static bool tfx_dlsym_rwlock_name(const char *name)
 {
@@ -173,9 +198,11 @@ tfx_dlsym_route(void *handle, const char *name, int versioned,
 	bool fix = handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
 		   tfx_dlsym_rwlock_name(name);
 
-	(void)caller;
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
 		tfx_dlsym_resolve();
+	if (handle == RTLD_DEFAULT && tfx_deepbind_caller(caller, name))
+		return versioned ? (void *)tfx_dlvsym_global :
+				   (void *)tfx_dlsym_global;
 	if (versioned)
 		return fix ? (void *)tfx_dlvsym_ours : (void *)tfx_next_dlvsym;
 	return fix ? (void *)tfx_dlsym_ours : (void *)tfx_next_dlsym;

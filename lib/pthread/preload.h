@@ -155,6 +155,12 @@ TOFUTEX_HIDDEN struct link_map *tfx_self_map(void);
  * library that defines it (glibc's dlsym, dlopen, ...); aborts if none.
  */
 TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
+/*
+ * deepbind.c: is @caller's object one deepbind.c patched and @name one it
+ * interposes (dlsym.c answers its RTLD_DEFAULT lookup from the global
+ * scope)?
+ */
+TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 
 /*
  * An entry point @name that keeps the argument registers (%rdi, %rsi,

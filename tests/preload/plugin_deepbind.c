@@ -19,6 +19,7 @@ int tfx_plugin_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
 void *tfx_plugin_rwlock_fn(void);
 void *tfx_plugin_dlopen(const char *path, int mode);
 void *tfx_plugin_dlsym(void *handle, const char *name);
+void *tfx_plugin_default(const char *name);
 
 int tfx_plugin_lock(pthread_mutex_t *m)
 {
@@ -78,6 +79,14 @@ void *tfx_plugin_dlopen(const char *path, int mode)
 void *tfx_plugin_dlsym(void *handle, const char *name)
 {
 	void *fn = dlsym(handle, name);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
+void *tfx_plugin_default(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
 
 	__asm__ volatile("" : : "r"(fn) : "memory");
 	return fn;

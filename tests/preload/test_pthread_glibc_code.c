@@ -488,8 +488,9 @@ static void *deepbind_fn(void *h, const char *name)
 static const int deepbind_mode[] = { RTLD_NOW, RTLD_LAZY };
 
 /*
- * The plugin's own pthread_rwlock_wrlock is the preload's, opened twice,
- * and again after dlclose() unloaded it.
+ * The plugin's own pthread_rwlock_wrlock is the preload's, and so are its
+ * lookups of one on a handle of glibc or RTLD_DEFAULT; opened twice, and
+ * again after dlclose() unloaded it.
  */
 START_TEST(test_deepbind_binds_to_the_preload)
 {
@@ -498,6 +499,8 @@ START_TEST(test_deepbind_binds_to_the_preload)
 	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
 	void *(*plugin_dlsym)(void *, const char *) =
 		(void *(*)(void *, const char *))deepbind_fn(h, "tfx_plugin_dlsym");
+	void *(*plugin_default)(const char *) =
+		(void *(*)(const char *))deepbind_fn(h, "tfx_plugin_default");
 	void *glibc = glibc_handle();
 	char path[PATH_MAX + 64];
 
@@ -506,6 +509,10 @@ START_TEST(test_deepbind_binds_to_the_preload)
 	/* Its lookups on a handle of glibc come through the preload too. */
 	ck_assert(is_preloads(plugin_dlsym(glibc, "pthread_rwlock_rdlock")));
 	ck_assert(!is_preloads(plugin_dlsym(glibc, "malloc")));
+	/* RTLD_DEFAULT: the preload's, as its calls; its own names still. */
+	ck_assert(is_preloads(plugin_default("pthread_rwlock_rdlock")));
+	ck_assert(plugin_default("tfx_plugin_lock") == dlsym(h, "tfx_plugin_lock"));
+	ck_assert(!is_preloads(plugin_default("malloc")));
 	dlclose(glibc);
 	again = plugin_open(PLUGIN_NAME, mode);
 	ck_assert(again == h && is_preloads(fn()));
