@@ -228,6 +228,13 @@ build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
 
+# plugin_runpath.c needs plugin_nested.c's library and finds it, and its
+# siblings, through its RUNPATH ($ORIGIN).
+build/tests/preload/libtfx-plugin-runpath.so: tests/preload/plugin_runpath.c \
+		build/tests/preload/libtfx-plugin-nested.so
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< -L$(@D) -Wl,--no-as-needed -ltfx-plugin-nested
+
 # The real programs' guest helper (tests/programs/run.sh).
 build/tests/programs/tofutex-stats: tests/programs/tofutex-stats.c $(LIB_A) | $(UAPI_LINK) deps-user
 	@mkdir -p $(@D)

@@ -20,7 +20,10 @@
  *   caller", RTLD_DEFAULT searches the caller's scope, and a handle's
  *   object gets a dependency on the caller). From the program, they find
  *   our definitions first already; from a plugin loaded with
- *   RTLD_DEEPBIND they find glibc's (tofutex-run(1), BUGS).
+ *   RTLD_DEEPBIND they would find glibc's: deepbind.c makes its calls of
+ *   dlsym() ours, and its RTLD_DEFAULT lookups of the names deepbind.c
+ *   interposes are made from here (the global scope, as its references
+ *   now bind); its RTLD_NEXT stays glibc's (tofutex-run(1), BUGS).
  * - glibc's dlsym() and dlvsym() are those of the first object loaded
  *   after this one that defines them (libc.so.6), found in its dynamic
  *   symbol table: dlsym() cannot look itself up once it is ours. They
@@ -47,24 +50,29 @@ typedef void *(*tfx_dlvsym_fn)(void *, const char *, const char *);
 static tfx_dlsym_fn tfx_next_dlsym;
 static tfx_dlvsym_fn tfx_next_dlvsym;
 
-/* An entry @tag of @l's dynamic section, as an address, or NULL. */
-static const void *tfx_dyn_ptr(const struct link_map *l, ElfW(Sxword) tag)
+const ElfW(Dyn) *tfx_dyn_entry(const struct link_map *l, ElfW(Sxword) tag)
 {
 	const ElfW(Dyn) *d;
-	ElfW(Addr) p;
 
-	for (d = l->l_ld; d->d_tag != DT_NULL; d++) {
-		if (d->d_tag != tag)
-			continue;
-		/* ld.so relocates these in place, but not everywhere. */
-		p = d->d_un.d_ptr;
-		return (const void *)(p < l->l_addr ? p + l->l_addr : p);
-	}
+	for (d = l->l_ld; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == tag)
+			return d;
 	return NULL;
 }
 
-/* @name's definition in @l (its GNU hash table), or NULL. */
-static void *tfx_elf_sym(const struct link_map *l, const char *name)
+const void *tfx_dyn_ptr(const struct link_map *l, ElfW(Sxword) tag)
+{
+	const ElfW(Dyn) *d = tfx_dyn_entry(l, tag);
+	ElfW(Addr) p;
+
+	if (!d)
+		return NULL;
+	/* ld.so relocates these in place, but not everywhere. */
+	p = d->d_un.d_ptr;
+	return (const void *)(p < l->l_addr ? p + l->l_addr : p);
+}
+
+void *tfx_elf_sym(const struct link_map *l, const char *name)
 {
 	const uint32_t *gh = tfx_dyn_ptr(l, DT_GNU_HASH);
 	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
@@ -92,23 +100,36 @@ static void *tfx_elf_sym(const struct link_map *l, const char *name)
 	return NULL;
 }
 
-static void tfx_dlsym_resolve(void)
+struct link_map *tfx_self_map(void)
 {
 	struct link_map *l = NULL;
-	void *next = NULL, *nextv = NULL;
 	Dl_info info;
 
-	if (!dladdr1((void *)tfx_dlsym_resolve, &info, (void **)&l,
+	if (!dladdr1((void *)tfx_self_map, &info, (void **)&l,
 		     RTLD_DL_LINKMAP))
 		l = NULL;
-	for (l = l ? l->l_next : NULL; l && !next; l = next ? l : l->l_next)
-		next = tfx_elf_sym(l, "dlsym");
-	if (next)
-		nextv = tfx_elf_sym(l, "dlvsym");
-	if (!nextv) {
-		fprintf(stderr, "libtofutex-pthread: no dlsym after this library\n");
+	return l;
+}
+
+void *tfx_elf_next(const char *name)
+{
+	struct link_map *l = tfx_self_map();
+	void *fn = NULL;
+
+	for (l = l ? l->l_next : NULL; l && !fn; l = l->l_next)
+		fn = tfx_elf_sym(l, name);
+	if (!fn) {
+		fprintf(stderr, "libtofutex-pthread: no %s after this library\n",
+			name);
 		abort();
 	}
+	return fn;
+}
+
+static void tfx_dlsym_resolve(void)
+{
+	void *next = tfx_elf_next("dlsym"), *nextv = tfx_elf_next("dlvsym");
+
 	__atomic_store_n(&tfx_next_dlsym, (tfx_dlsym_fn)next, __ATOMIC_RELEASE);
 	/* Last: tfx_dlsym_route() tests this one. */
 	__atomic_store_n(&tfx_next_dlvsym, (tfx_dlvsym_fn)nextv,
@@ -133,6 +154,29 @@ static void *tfx_dlvsym_ours(void *handle, const char *name,
 	return ours ? ours : fn;
 }
 
+/*
+ * RTLD_DEFAULT from an object deepbind.c patched: answered from here, the
+ * global scope, as its references now are, not from its own scope first.
+ * Not tail calls: glibc takes the calling object from the return address,
+ * which must be in this library.
+ */
+static void *tfx_dlsym_global(void *handle, const char *name)
+{
+	void *fn = tfx_next_dlsym(handle, name);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
+static void *tfx_dlvsym_global(void *handle, const char *name,
+			       const char *version)
+{
+	void *fn = tfx_next_dlvsym(handle, name, version);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
 /* A name of an rwlock function, glibc's compat names included? */
 static bool tfx_dlsym_rwlock_name(const char *name)
 {
@@ -148,50 +192,24 @@ static bool tfx_dlsym_rwlock_name(const char *name)
  * @handle jumps, with the caller's arguments and return address.
  */
 TOFUTEX_HIDDEN __attribute__((used)) void *
-tfx_dlsym_route(void *handle, const char *name, int versioned)
+tfx_dlsym_route(void *handle, const char *name, int versioned,
+		const void *caller)
 {
 	bool fix = handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
 		   tfx_dlsym_rwlock_name(name);
 
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
 		tfx_dlsym_resolve();
+	if (handle == RTLD_DEFAULT && tfx_deepbind_caller(caller, name))
+		return versioned ? (void *)tfx_dlvsym_global :
+				   (void *)tfx_dlsym_global;
 	if (versioned)
 		return fix ? (void *)tfx_dlvsym_ours : (void *)tfx_next_dlvsym;
 	return fix ? (void *)tfx_dlsym_ours : (void *)tfx_next_dlsym;
 }
 
-/*
- * dlsym() and dlvsym(): keep the argument registers (%rdi, %rsi, %rdx)
- * across tfx_dlsym_route() (three pushes align the stack for its call)
- * and jump where it says, so that the callee returns to our caller.
- */
-#define TFX_DLSYM_STUB(name, versioned) \
-	__asm__(".text\n" \
-		".globl " #name "\n" \
-		".type " #name ", @function\n" \
-		".p2align 4\n" \
-		#name ":\n" \
-		"	.cfi_startproc\n" \
-		"	endbr64\n" \
-		"	push %rdi\n" \
-		"	.cfi_adjust_cfa_offset 8\n" \
-		"	push %rsi\n" \
-		"	.cfi_adjust_cfa_offset 8\n" \
-		"	push %rdx\n" \
-		"	.cfi_adjust_cfa_offset 8\n" \
-		"	mov $" #versioned ", %edx\n" \
-		"	call tfx_dlsym_route\n" \
-		"	pop %rdx\n" \
-		"	.cfi_adjust_cfa_offset -8\n" \
-		"	pop %rsi\n" \
-		"	.cfi_adjust_cfa_offset -8\n" \
-		"	pop %rdi\n" \
-		"	.cfi_adjust_cfa_offset -8\n" \
-		"	jmp *%rax\n" \
-		"	.cfi_endproc\n" \
-		".size " #name ", .-" #name "\n")
-
-TFX_DLSYM_STUB(dlsym, 0);
-TFX_DLSYM_STUB(dlvsym, 1);
+/* dlsym() and dlvsym(): jump where tfx_dlsym_route() says (preload.h). */
+TFX_ROUTE_STUB(dlsym, tfx_dlsym_route, 0);
+TFX_ROUTE_STUB(dlvsym, tfx_dlsym_route, 1);
 
 #endif /* __x86_64__ */

@@ -34,14 +34,17 @@
  * locks or unlocks it (pthread_cond_* included), by name in any version
  * a program asks for, and glibc's compat names __pthread_mutex_{init,
  * destroy,lock,trylock,unlock}@GLIBC_2.2.5; the rest (prioceiling) accept
- * only priority-protect mutexes, which are glibc's. What is not: glibc's
- * own code still reaches our mutexes from a plugin loaded with
- * RTLD_DEEPBIND, through a function taken with dlsym() from a handle of
- * libc.so.6 or libpthread.so.0, and inside glibc's wait on a
- * process-shared condition variable used with one of our mutexes
- * (cond.c). libtofutex interoperates with glibc's protocol on the word
- * (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is kept where
- * glibc looks (mutex.c); what remains is in tofutex-run(1), BUGS.
+ * only priority-protect mutexes, which are glibc's. A plugin loaded with
+ * RTLD_DEEPBIND gets ours once glibc's dlopen() has loaded it
+ * (deepbind.c, x86-64). What is not: glibc's own code still reaches our
+ * mutexes from such a plugin where deepbind.c cannot act (its
+ * constructors, other architectures), through a function taken with
+ * dlsym() from a handle of libc.so.6 or libpthread.so.0, and inside
+ * glibc's wait on a process-shared condition variable used with one of
+ * our mutexes (cond.c). libtofutex interoperates with glibc's protocol
+ * on the word (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is
+ * kept where glibc looks (mutex.c); what remains is in tofutex-run(1),
+ * BUGS.
  *
  * Layout of our condition variables (struct __pthread_cond_s):
  *   bytes 0-23   a tofutex_cond_t (glibc's __wseq, __g1_start, __g_refs,
@@ -62,9 +65,11 @@
  * destroy writes nothing; every pthread_rwlock_* function is interposed,
  * and the compat names __pthread_rwlock_{init,destroy,rdlock,tryrdlock,
  * wrlock,trywrlock,unlock}@GLIBC_2.2.5; dlsym() and dlvsym() on a handle
- * give ours for glibc's (dlsym.c, x86-64). glibc's rwlock code reached
- * from an RTLD_DEEPBIND plugin is not made safe (tofutex-run(1), BUGS):
- * its phase bits are the low bits of our writer's TID.
+ * give ours for glibc's (dlsym.c, x86-64), and an RTLD_DEEPBIND plugin's
+ * references are made ours after it is loaded (deepbind.c, x86-64).
+ * glibc's rwlock code reached where those cannot act is not made safe
+ * (tofutex-run(1), BUGS): its phase bits are the low bits of our
+ * writer's TID.
  *
  * No path allocates: the state is in the objects, the real glibc
  * functions are looked up once when the library is loaded (the report
@@ -131,6 +136,69 @@ struct tfx_real {
  * dlsym.c.
  */
 TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
+
+#if defined(__x86_64__)
+#include <link.h>
+
+/* dlsym.c: the entry @tag of @l's dynamic section, or NULL. */
+TOFUTEX_HIDDEN const ElfW(Dyn) *tfx_dyn_entry(const struct link_map *l,
+					     ElfW(Sxword) tag);
+/* dlsym.c: an entry @tag of @l's dynamic section, as an address, or NULL. */
+TOFUTEX_HIDDEN const void *tfx_dyn_ptr(const struct link_map *l,
+				       ElfW(Sxword) tag);
+/* dlsym.c: @name's definition in @l (its GNU hash table), or NULL. */
+TOFUTEX_HIDDEN void *tfx_elf_sym(const struct link_map *l, const char *name);
+/* dlsym.c: this library's link map (dladdr1(): takes the loader's lock). */
+TOFUTEX_HIDDEN struct link_map *tfx_self_map(void);
+/*
+ * dlsym.c: @name's definition in the first object loaded after this
+ * library that defines it (glibc's dlsym, dlopen, ...); aborts if none.
+ */
+TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
+/*
+ * deepbind.c: is @caller's object one deepbind.c patched and @name one it
+ * interposes (dlsym.c answers its RTLD_DEFAULT lookup from the global
+ * scope)?
+ */
+TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
+
+/*
+ * An entry point @name that keeps the argument registers (%rdi, %rsi,
+ * %rdx) across @route(%rdi, %rsi, @third, caller's return address)
+ * (three pushes align the stack for its call; %rcx, the fourth argument
+ * register, is no argument of the functions stubbed) and jumps where it
+ * says, so that the callee returns to our caller with the caller's
+ * return address: glibc's dlsym() and dlopen() find the calling object
+ * from it (C cannot jump to another function keeping its caller's
+ * return address).
+ */
+#define TFX_ROUTE_STUB(name, route, third) \
+	__asm__(".text\n" \
+		".globl " #name "\n" \
+		".type " #name ", @function\n" \
+		".p2align 4\n" \
+		#name ":\n" \
+		"	.cfi_startproc\n" \
+		"	endbr64\n" \
+		"	push %rdi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rsi\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	push %rdx\n" \
+		"	.cfi_adjust_cfa_offset 8\n" \
+		"	mov $" #third ", %edx\n" \
+		"	mov 24(%rsp), %rcx\n" \
+		"	call " #route "\n" \
+		"	pop %rdx\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rsi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	pop %rdi\n" \
+		"	.cfi_adjust_cfa_offset -8\n" \
+		"	jmp *%rax\n" \
+		"	.cfi_endproc\n" \
+		".size " #name ", .-" #name "\n")
+#endif
 
 /* real.c: the table, filled when the library is loaded. */
 extern struct tfx_real tfx_real TOFUTEX_HIDDEN;

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A plugin for test_pthread_glibc_code: loaded with RTLD_DEEPBIND, its
- * references to pthread_mutex_lock() and pthread_mutex_unlock() bind to
- * its own dependencies first, glibc, before the preload: glibc's own
- * code on the caller's mutexes, as in a real plugin loaded so.
+ * references to the pthread functions, dlsym() and dlopen() bind to its
+ * own dependencies first, glibc, before the preload, as in a real plugin
+ * loaded so; the preload's dlopen() makes them its own again (x86-64).
  */
+#include <dlfcn.h>
 #include <pthread.h>
 
 int tfx_plugin_lock(pthread_mutex_t *m);
 int tfx_plugin_unlock(pthread_mutex_t *m);
+int tfx_plugin_rdlock(pthread_rwlock_t *rw);
+int tfx_plugin_wrlock(pthread_rwlock_t *rw);
+int tfx_plugin_tryrdlock(pthread_rwlock_t *rw);
+int tfx_plugin_trywrlock(pthread_rwlock_t *rw);
+int tfx_plugin_rwunlock(pthread_rwlock_t *rw);
+int tfx_plugin_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+void *tfx_plugin_rwlock_fn(void);
+void *tfx_plugin_dlopen(const char *path, int mode);
+void *tfx_plugin_dlsym(void *handle, const char *name);
+void *tfx_plugin_default(const char *name);
 
 int tfx_plugin_lock(pthread_mutex_t *m)
 {
@@ -18,4 +29,65 @@ int tfx_plugin_lock(pthread_mutex_t *m)
 int tfx_plugin_unlock(pthread_mutex_t *m)
 {
 	return pthread_mutex_unlock(m);
+}
+
+int tfx_plugin_rdlock(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_rdlock(rw);
+}
+
+int tfx_plugin_wrlock(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_wrlock(rw);
+}
+
+int tfx_plugin_tryrdlock(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_tryrdlock(rw);
+}
+
+int tfx_plugin_trywrlock(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_trywrlock(rw);
+}
+
+int tfx_plugin_rwunlock(pthread_rwlock_t *rw)
+{
+	return pthread_rwlock_unlock(rw);
+}
+
+int tfx_plugin_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return pthread_cond_wait(c, m);
+}
+
+/* The address this object has for pthread_rwlock_wrlock (GLOB_DAT). */
+void *tfx_plugin_rwlock_fn(void)
+{
+	return (void *)pthread_rwlock_wrlock;
+}
+
+/* Not tail calls: glibc takes the calling object from the return address. */
+void *tfx_plugin_dlopen(const char *path, int mode)
+{
+	void *h = dlopen(path, mode);
+
+	__asm__ volatile("" : : "r"(h) : "memory");
+	return h;
+}
+
+void *tfx_plugin_dlsym(void *handle, const char *name)
+{
+	void *fn = dlsym(handle, name);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
+}
+
+void *tfx_plugin_default(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
+
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn;
 }

@@ -10,7 +10,8 @@
  *             dlopen("libpthread.so.0") handle (or libc.so.6's, where
  *             the stub is not installed): glibc's
  *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
- *             its calls are glibc's
+ *             its calls bind to glibc first; the preload's dlopen()
+ *             makes them its own (x86-64), elsewhere they are glibc's
  *   pshared   a PTHREAD_PROCESS_SHARED condition variable waited on with
  *             one of our mutexes: glibc's wait unlocks and relocks it
  *
@@ -20,9 +21,11 @@
  *
  * glibc's rwlock code cannot run on the preload's rwlocks, so it must
  * never meet them: the compat names are the preload's, and so is every
- * rwlock function dlsym() or dlvsym() finds on a handle of glibc (x86-64,
- * where the preload interposes them), while RTLD_DEFAULT and RTLD_NEXT
- * still answer for the object that calls them (plugin_dlnext.c).
+ * rwlock function dlsym() or dlvsym() finds on a handle of glibc and
+ * every rwlock, condition variable and mutex call of a plugin loaded with
+ * RTLD_DEEPBIND, and of one it loads so itself (x86-64, where the preload
+ * interposes them), while RTLD_DEFAULT and RTLD_NEXT still answer for the
+ * object that calls them (plugin_dlnext.c).
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -33,6 +36,8 @@
 #define TOFUTEX_PRELOAD_NAME "libtofutex-pthread.so"
 #define PLUGIN_NAME "libtfx-plugin-deepbind.so"
 #define PLUGIN_DLNEXT "libtfx-plugin-dlnext.so"
+#define PLUGIN_NESTED "libtfx-plugin-nested.so"
+#define PLUGIN_RUNPATH "libtfx-plugin-runpath.so"
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -67,17 +72,25 @@ static bool is_preloads(void *fn)
 	       strstr(info.dli_fname, TOFUTEX_PRELOAD_NAME);
 }
 
-/* The plugin @name, next to this program, with @mode. */
-static void *plugin_open(const char *name, int mode)
+/* The path of the plugin @name, next to this program, into @path. */
+static void plugin_path(char *path, size_t size, const char *name)
 {
-	char self[PATH_MAX], path[PATH_MAX + 64];
+	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	void *h;
 
 	ck_assert(n > 0);
 	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dirname(self), name);
-	h = dlopen(path, RTLD_NOW | mode);
+	snprintf(path, size, "%s/%s", dirname(self), name);
+}
+
+/* The plugin @name, next to this program, with @mode (RTLD_NOW unless lazy). */
+static void *plugin_open(const char *name, int mode)
+{
+	char path[PATH_MAX + 64];
+	void *h;
+
+	plugin_path(path, sizeof(path), name);
+	h = dlopen(path, (mode & RTLD_LAZY ? 0 : RTLD_NOW) | mode);
 	ck_assert_msg(h, "%s", dlerror());
 	return h;
 }
@@ -119,9 +132,14 @@ static struct way way_get(int w)
 		f.lock = (mutex_fn)dlsym(h, "tfx_plugin_lock");
 		f.unlock = (mutex_fn)dlsym(h, "tfx_plugin_unlock");
 		ck_assert(f.lock && f.unlock);
-		/* glibc's lock writes 1, not our TID: glibc's code runs. */
 		ck_assert_int_eq(f.lock(&probe), 0);
+#if defined(__x86_64__)
+		/* Our lock writes our TID: the preload's code runs. */
+		ck_assert_int_eq(probe.__data.__lock, test_gettid());
+#else
+		/* glibc's lock writes 1, not our TID: glibc's code runs. */
 		ck_assert_int_eq(probe.__data.__lock, 1);
+#endif
 		ck_assert_int_eq(f.unlock(&probe), 0);
 		break;
 	}
@@ -452,6 +470,220 @@ START_TEST(test_dlsym_rwlock_mutual_exclusion)
 END_TEST
 #endif /* __x86_64__ */
 
+/* ---- rwlocks, condition variables: a plugin loaded with RTLD_DEEPBIND ---- */
+
+/* Made the preload's on x86-64 alone (lib/pthread/deepbind.c). */
+#if defined(__x86_64__)
+
+/* The plugin's function @name (plugin_deepbind.c). */
+static void *deepbind_fn(void *h, const char *name)
+{
+	void *fn = dlsym(h, name);
+
+	ck_assert_msg(fn, "%s: %s", name, dlerror());
+	return fn;
+}
+
+/* How the plugin is bound: _i indexes these. */
+static const int deepbind_mode[] = { RTLD_NOW, RTLD_LAZY };
+
+/*
+ * The plugin's own pthread_rwlock_wrlock is the preload's, and so are its
+ * lookups of one on a handle of glibc or RTLD_DEFAULT; opened twice, and
+ * again after dlclose() unloaded it.
+ */
+START_TEST(test_deepbind_binds_to_the_preload)
+{
+	int mode = deepbind_mode[_i] | RTLD_LOCAL | RTLD_DEEPBIND;
+	void *h = plugin_open(PLUGIN_NAME, mode), *again;
+	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	void *(*plugin_dlsym)(void *, const char *) =
+		(void *(*)(void *, const char *))deepbind_fn(h, "tfx_plugin_dlsym");
+	void *(*plugin_default)(const char *) =
+		(void *(*)(const char *))deepbind_fn(h, "tfx_plugin_default");
+	void *glibc = glibc_handle();
+	char path[PATH_MAX + 64];
+
+	ck_assert_msg(is_preloads(fn()),
+		      "the plugin's pthread_rwlock_wrlock is not the preload's");
+	/* Its lookups on a handle of glibc come through the preload too. */
+	ck_assert(is_preloads(plugin_dlsym(glibc, "pthread_rwlock_rdlock")));
+	ck_assert(!is_preloads(plugin_dlsym(glibc, "malloc")));
+	/* RTLD_DEFAULT: the preload's, as its calls; its own names still. */
+	ck_assert(is_preloads(plugin_default("pthread_rwlock_rdlock")));
+	ck_assert(plugin_default("tfx_plugin_lock") == dlsym(h, "tfx_plugin_lock"));
+	ck_assert(!is_preloads(plugin_default("malloc")));
+	dlclose(glibc);
+	again = plugin_open(PLUGIN_NAME, mode);
+	ck_assert(again == h && is_preloads(fn()));
+	dlclose(again);
+	dlclose(h);
+	plugin_path(path, sizeof(path), PLUGIN_NAME);
+	ck_assert_msg(!dlopen(path, RTLD_NOW | RTLD_NOLOAD), "still loaded");
+	h = plugin_open(PLUGIN_NAME, mode);
+	fn = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	ck_assert_msg(is_preloads(fn()),
+		      "the plugin loaded again calls glibc's pthread_rwlock_wrlock");
+	dlclose(h);
+}
+END_TEST
+
+/* Two threads through the plugin's rwlock calls, two through the names. */
+START_TEST(test_deepbind_rwlock_mutual_exclusion)
+{
+	struct rwcount c = { .rw = PTHREAD_RWLOCK_INITIALIZER };
+	void *h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
+
+	c.rdlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_rdlock");
+	c.wrlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_wrlock");
+	c.unlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_rwunlock");
+	rwcount_run(&c);
+	ck_assert_int_eq(pthread_rwlock_destroy(&c.rw), 0);
+	dlclose(h);
+}
+END_TEST
+
+/*
+ * The plugin's try locks answer for the program's locks, and back (_i:
+ * deepbind_mode, lazy binding included).
+ */
+START_TEST(test_deepbind_rwlock_try_answers)
+{
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	void *h = plugin_open(PLUGIN_NAME, deepbind_mode[_i] | RTLD_LOCAL |
+				      RTLD_DEEPBIND);
+	rwlock_fn tryrd = (rwlock_fn)deepbind_fn(h, "tfx_plugin_tryrdlock");
+	rwlock_fn trywr = (rwlock_fn)deepbind_fn(h, "tfx_plugin_trywrlock");
+	rwlock_fn wrlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_wrlock");
+	rwlock_fn unlock = (rwlock_fn)deepbind_fn(h, "tfx_plugin_rwunlock");
+
+	/* The program writes: the plugin can neither read nor write. */
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(tryrd(&rw), EBUSY);
+	ck_assert_int_eq(trywr(&rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	/* The program reads: the plugin reads beside it, cannot write. */
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(tryrd(&rw), 0);
+	ck_assert_int_eq(trywr(&rw), EBUSY);
+	ck_assert_int_eq(unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	/* The plugin writes: the program can neither read nor write. */
+	ck_assert_int_eq(wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), EBUSY);
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), EBUSY);
+	ck_assert_int_eq(unlock(&rw), 0);
+	/* Free for both. */
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_int_eq(trywr(&rw), 0);
+	ck_assert_int_eq(unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+	dlclose(h);
+}
+END_TEST
+
+struct cwait {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int (*wait)(pthread_cond_t *, pthread_mutex_t *);
+	uint32_t tid;
+	int ready, ret;
+};
+
+static void *cwait_main(void *arg)
+{
+	struct cwait *w = arg;
+
+	pthread_mutex_lock(&w->m);
+	__atomic_store_n(&w->tid, test_gettid(), __ATOMIC_RELEASE);
+	while (!w->ready && !w->ret)
+		w->ret = w->wait(&w->c, &w->m);
+	pthread_mutex_unlock(&w->m);
+	return NULL;
+}
+
+/* A wait in the plugin, signalled by the program, returns with the mutex. */
+START_TEST(test_deepbind_cond_wait_signalled)
+{
+	struct cwait w = { .m = PTHREAD_MUTEX_INITIALIZER,
+			   .c = PTHREAD_COND_INITIALIZER };
+	void *h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
+	pthread_t t;
+
+	w.wait = (int (*)(pthread_cond_t *, pthread_mutex_t *))
+		deepbind_fn(h, "tfx_plugin_cond_wait");
+	ck_assert_int_eq(pthread_create(&t, NULL, cwait_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	ck_assert_int_eq(pthread_mutex_lock(&w.m), 0);
+	w.ready = 1;
+	ck_assert_int_eq(pthread_cond_signal(&w.c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&w.m), 0);
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
+		      "the plugin's wait sleeps on after the program's signal");
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_int_eq(pthread_mutex_trylock(&w.m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&w.m), 0);
+	ck_assert_int_eq(pthread_cond_destroy(&w.c), 0);
+	dlclose(h);
+}
+END_TEST
+
+/* A plugin the plugin loads with RTLD_DEEPBIND calls the preload's too. */
+START_TEST(test_deepbind_nested_dlopen)
+{
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	void *h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*plugin_dlopen)(const char *, int) =
+		(void *(*)(const char *, int))deepbind_fn(h, "tfx_plugin_dlopen");
+	char path[PATH_MAX + 64];
+	void *(*fn)(void);
+	rwlock_fn wrlock, unlock;
+	void *n;
+
+	plugin_path(path, sizeof(path), PLUGIN_NESTED);
+	n = plugin_dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(n, "%s", dlerror());
+	fn = (void *(*)(void))deepbind_fn(n, "tfx_nested_rwlock_fn");
+	ck_assert_msg(is_preloads(fn()),
+		      "the nested plugin's pthread_rwlock_wrlock is not the preload's");
+	wrlock = (rwlock_fn)deepbind_fn(n, "tfx_nested_wrlock");
+	unlock = (rwlock_fn)deepbind_fn(n, "tfx_nested_rwunlock");
+	ck_assert_int_eq(wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_tryrdlock(&rw), EBUSY);
+	ck_assert_int_eq(unlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_trywrlock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	dlclose(n);
+	dlclose(h);
+}
+END_TEST
+
+/*
+ * A new dependency of the plugin calls the preload's too, and a bare name
+ * the plugin finds through its own RUNPATH still loads (the preload
+ * leaves such a load to glibc, which knows the caller).
+ */
+START_TEST(test_deepbind_dependency_and_runpath)
+{
+	void *h = plugin_open(PLUGIN_RUNPATH, RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_nested_rwlock_fn");
+	void *(*runpath_dlopen)(const char *, int) =
+		(void *(*)(const char *, int))deepbind_fn(h, "tfx_runpath_dlopen");
+	void *n;
+
+	ck_assert_msg(is_preloads(fn()),
+		      "the plugin's dependency calls glibc's pthread_rwlock_wrlock");
+	n = runpath_dlopen(PLUGIN_DLNEXT, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(n, "%s", dlerror());
+	dlclose(n);
+	/* Not on the program's search path: glibc's answer, as without us. */
+	ck_assert(!dlopen(PLUGIN_DLNEXT, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND));
+	dlclose(h);
+}
+END_TEST
+#endif /* __x86_64__ */
+
 /*
  * RTLD_DEFAULT and RTLD_NEXT find what they find without the preload:
  * they depend on the calling object, which must stay the caller's.
@@ -597,6 +829,18 @@ static Suite *glibc_code_suite(void)
 #endif
 	tcase_add_test(tc, test_dlsym_pseudo_handles_keep_the_caller);
 	suite_add_tcase(s, tc);
+
+#if defined(__x86_64__)
+	tc = tcase_create("deepbind");
+	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
+	tcase_add_loop_test(tc, test_deepbind_binds_to_the_preload, 0, 2);
+	tcase_add_test(tc, test_deepbind_rwlock_mutual_exclusion);
+	tcase_add_loop_test(tc, test_deepbind_rwlock_try_answers, 0, 2);
+	tcase_add_test(tc, test_deepbind_cond_wait_signalled);
+	tcase_add_test(tc, test_deepbind_nested_dlopen);
+	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
+	suite_add_tcase(s, tc);
+#endif
 
 	tc = tcase_create("pshared");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - dlopen() with RTLD_DEEPBIND. A plugin loaded so
+ * binds its references to its own dependencies (glibc) before the
+ * preload: its pthread_rwlock_* calls would run glibc's rwlock code on
+ * our rwlocks, whose phase bits are the low bits of our writer's TID
+ * (preload.h), and its mutex and condition variable calls glibc's code
+ * with the limits of lib/glibc.c. So, after glibc's dlopen() has loaded
+ * such a plugin, every global offset table slot of the objects it loaded
+ * that glibc bound to one of the functions we interpose is made ours, as
+ * if the plugin had been loaded without RTLD_DEEPBIND.
+ *
+ * Rules:
+ * - Interposed names: every pthread_mutex_*, pthread_cond_*,
+ *   pthread_rwlock_* and __pthread_{mutex,rwlock}_* name this library
+ *   defines, and dlsym, dlvsym and dlopen (the plugin's lookups on a
+ *   handle and its own RTLD_DEEPBIND dlopen()s come through us). Matched
+ *   by name, as the preload interposes them; a name the object defines
+ *   itself stays its own, as RTLD_DEEPBIND makes it.
+ * - Which objects: those this dlopen() added (the count glibc keeps in
+ *   dl_iterate_phdr()'s dlpi_adds, counted from the handle's object in
+ *   load order) that are the handle's object or needed (DT_NEEDED, by
+ *   soname or name) by one patched before them: an object another
+ *   thread's dlopen() adds meanwhile, maybe not relocated yet, is never
+ *   touched. Never glibc's own objects (libc.so.6, ld-linux, libpthread,
+ *   libdl) or this library. The walk runs inside dl_iterate_phdr(), whose
+ *   lock keeps the list of objects still (no dlsym() or dladdr() there:
+ *   they take the loader's other lock).
+ * - Which slots: those of R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT
+ *   relocations (DT_JMPREL, DT_RELA). A slot that holds ours already is
+ *   left alone, so patching twice writes nothing; a lazy slot (still on
+ *   the PLT) is simply overwritten; a slot in the RELRO pages is written
+ *   between two mprotect() calls that make that page writable and read
+ *   only again, as glibc left it. Anything odd (no symbol table, REL
+ *   relocations, an mprotect() that fails) leaves the slot or the object
+ *   as glibc made it, silently: dlopen() never fails because of us.
+ * - The caller: glibc's dlopen() finds the calling object from its
+ *   return address (its namespace, its RPATH/RUNPATH, $ORIGIN), and we
+ *   must call it ourselves to act after it. So only a load that does not
+ *   depend on the caller is ours: a path with a slash and no '$', or a
+ *   bare name when the caller's search path (dlinfo() RTLD_DI_SERINFO) is
+ *   ours. Every other dlopen() jumps to glibc's with the caller's return
+ *   address, untouched: without RTLD_DEEPBIND, with a '$', or a bare name
+ *   the caller would look for elsewhere (tofutex-run(1), BUGS).
+ * - What remains glibc's (tofutex-run(1), BUGS): the plugin's
+ *   constructors run inside glibc's dlopen(), before the patch, and so do
+ *   any dlopen() they make; a function pointer the plugin took before the
+ *   patch stays glibc's; dlsym(RTLD_NEXT) from the plugin searches its
+ *   own scope first (RTLD_DEFAULT of an interposed name is answered from
+ *   the global scope, dlsym.c); dlmopen() namespaces (the preload is not
+ *   loaded there) are left alone. dlclose() needs nothing: a plugin
+ *   loaded again is a new load, patched again.
+ * - Only x86-64 (the tail-jumping entry of preload.h, and the
+ *   relocation types); elsewhere dlopen() is glibc's.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#if defined(__x86_64__)
+
+typedef void *(*tfx_dlopen_fn)(const char *, int);
+
+static tfx_dlopen_fn tfx_next_dlopen;
+static struct link_map *tfx_self;
+
+/* The new objects one dlopen() patches at most: a bound on the walk. */
+#define TFX_DEEPBIND_MAX 128
+/* The search path lists compared on the stack, at most. */
+#define TFX_SERINFO_MAX 2048
+
+/*
+ * The objects patched (their dynamic sections), for dlsym.c's answer to
+ * their RTLD_DEFAULT lookups: appended under dl_iterate_phdr()'s lock,
+ * read without it; a slot is published by the count. Full, the rest keep
+ * glibc's answer; an entry outlives its object's dlclose(), and an object
+ * loaded there later gets the global scope's answer, its own anyway
+ * unless it has RTLD_DEEPBIND dependencies defining those names.
+ */
+#define TFX_DEEPBIND_KNOWN 64
+static const void *tfx_deepbind_known[TFX_DEEPBIND_KNOWN];
+static unsigned int tfx_deepbind_nknown;
+
+/* One walk over a dlopen()'s new objects (tfx_deepbind_object()). */
+struct tfx_deepbind {
+	const struct link_map *root;	/* the handle's object */
+	unsigned long adds;		/* dlpi_adds before glibc's dlopen() */
+	unsigned int seen;		/* objects from @root on, load order */
+	unsigned int n;			/* of them, in @root's closure */
+	struct link_map dep[TFX_DEEPBIND_MAX]; /* those: l_addr, l_ld */
+};
+
+/* The interposed names (see the rules above). */
+static bool tfx_deepbind_name(const char *name)
+{
+	static const char *const prefix[] = {
+		"pthread_mutex_", "pthread_cond_", "pthread_rwlock_",
+		"__pthread_mutex_", "__pthread_rwlock_",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return !strcmp(name, "dlsym") || !strcmp(name, "dlvsym") ||
+	       !strcmp(name, "dlopen");
+}
+
+/* glibc's objects, which bind to themselves and must stay so. */
+static bool tfx_deepbind_glibc(const char *path)
+{
+	static const char *const glibc[] = {
+		"libc.so.", "ld-linux", "libpthread.so.", "libdl.so.",
+	};
+	const char *base = strrchr(path, '/');
+	unsigned int i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(glibc) / sizeof(glibc[0]); i++)
+		if (!strncmp(base, glibc[i], strlen(glibc[i])))
+			return true;
+	return false;
+}
+
+/* Remember @ld as patched; called under dl_iterate_phdr()'s lock. */
+static void tfx_deepbind_remember(const void *ld)
+{
+	unsigned int i, n = tfx_deepbind_nknown;
+
+	for (i = 0; i < n; i++)
+		if (tfx_deepbind_known[i] == ld)
+			return;
+	if (n == TFX_DEEPBIND_KNOWN)
+		return;
+	tfx_deepbind_known[n] = ld;
+	__atomic_store_n(&tfx_deepbind_nknown, n + 1, __ATOMIC_RELEASE);
+}
+
+bool tfx_deepbind_caller(const void *caller, const char *name)
+{
+	unsigned int i, n = __atomic_load_n(&tfx_deepbind_nknown,
+					    __ATOMIC_ACQUIRE);
+	struct link_map *l = NULL;
+	Dl_info info;
+
+	if (!n || !name || !tfx_deepbind_name(name) ||
+	    !dladdr1(caller, &info, (void **)&l, RTLD_DL_LINKMAP) || !l)
+		return false;
+	for (i = 0; i < n; i++)
+		if (tfx_deepbind_known[i] == l->l_ld)
+			return true;
+	return false;
+}
+
+/* Write @fn into @slot, opening its page when it is in [@ro, @ro_end). */
+static void tfx_deepbind_store(void **slot, void *fn, uintptr_t ro,
+			       uintptr_t ro_end)
+{
+	uintptr_t page = (uintptr_t)slot & ~((uintptr_t)getpagesize() - 1);
+	size_t len = (size_t)getpagesize();
+
+	if ((uintptr_t)slot < ro || (uintptr_t)slot >= ro_end) {
+		__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
+		return;
+	}
+	if (mprotect((void *)page, len, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
+	mprotect((void *)page, len, PROT_READ);
+}
+
+/* The slots of one table of RELA relocations, @size bytes, of @l. */
+static void tfx_deepbind_relocs(const struct link_map *l,
+				const ElfW(Rela) *r, size_t size,
+				uintptr_t ro, uintptr_t ro_end)
+{
+	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
+	const char *str = tfx_dyn_ptr(l, DT_STRTAB);
+	const ElfW(Rela) *end = r + size / sizeof(*r);
+	const ElfW(Sym) *s;
+	void **slot, *fn;
+
+	if (!r || !sym || !str)
+		return;
+	for (; r < end; r++) {
+		if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT &&
+		    ELF64_R_TYPE(r->r_info) != R_X86_64_GLOB_DAT)
+			continue;
+		s = &sym[ELF64_R_SYM(r->r_info)];
+		if (!ELF64_R_SYM(r->r_info) || s->st_shndx != SHN_UNDEF ||
+		    !tfx_deepbind_name(str + s->st_name))
+			continue;
+		fn = tfx_elf_sym(tfx_self, str + s->st_name);
+		slot = (void **)(l->l_addr + r->r_offset);
+		if (fn && __atomic_load_n(slot, __ATOMIC_RELAXED) != fn)
+			tfx_deepbind_store(slot, fn, ro, ro_end);
+	}
+}
+
+/* Every interposed slot of @l, whose program headers @info has. */
+static void tfx_deepbind_patch(const struct link_map *l,
+			       const struct dl_phdr_info *info)
+{
+	const ElfW(Dyn) *pltrel = tfx_dyn_entry(l, DT_PLTREL);
+	const ElfW(Dyn) *pltsz = tfx_dyn_entry(l, DT_PLTRELSZ);
+	const ElfW(Dyn) *relasz = tfx_dyn_entry(l, DT_RELASZ);
+	const ElfW(Dyn) *ent = tfx_dyn_entry(l, DT_RELAENT);
+	uintptr_t mask = ~((uintptr_t)getpagesize() - 1);
+	uintptr_t ro = 0, ro_end = 0;
+	ElfW(Half) i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_GNU_RELRO)
+			continue;
+		ro = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) & mask;
+		ro_end = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr +
+			  info->dlpi_phdr[i].p_memsz) & mask;
+	}
+	if (ent && ent->d_un.d_val != sizeof(ElfW(Rela)))
+		return;
+	if (pltrel && pltrel->d_un.d_val == DT_RELA && pltsz)
+		tfx_deepbind_relocs(l, tfx_dyn_ptr(l, DT_JMPREL),
+				    pltsz->d_un.d_val, ro, ro_end);
+	if (relasz)
+		tfx_deepbind_relocs(l, tfx_dyn_ptr(l, DT_RELA),
+				    relasz->d_un.d_val, ro, ro_end);
+}
+
+/* Does @l (file @path) name one of @d's objects needs (DT_NEEDED)? */
+static bool tfx_deepbind_needed(const struct tfx_deepbind *d,
+				const struct link_map *l, const char *path)
+{
+	const ElfW(Dyn) *so = tfx_dyn_entry(l, DT_SONAME);
+	const char *str = tfx_dyn_ptr(l, DT_STRTAB), *base, *need, *dstr;
+	const char *soname = so && str ? str + so->d_un.d_val : NULL;
+	const ElfW(Dyn) *dyn;
+	unsigned int i;
+
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (i = 0; i < d->n; i++) {
+		dstr = tfx_dyn_ptr(&d->dep[i], DT_STRTAB);
+		for (dyn = d->dep[i].l_ld; dstr && dyn->d_tag != DT_NULL; dyn++) {
+			if (dyn->d_tag != DT_NEEDED)
+				continue;
+			need = dstr + dyn->d_un.d_val;
+			if ((soname && !strcmp(need, soname)) ||
+			    !strcmp(need, base) || !strcmp(need, path))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* dl_iterate_phdr(): each object, in load order; patch the new ones. */
+static int tfx_deepbind_object(struct dl_phdr_info *info, size_t size,
+			       void *arg)
+{
+	struct tfx_deepbind *d = arg;
+	struct link_map l = { .l_addr = info->dlpi_addr };
+	ElfW(Half) i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			l.l_ld = (ElfW(Dyn) *)(info->dlpi_addr +
+					       info->dlpi_phdr[i].p_vaddr);
+	if (!d->seen && l.l_ld != d->root->l_ld)
+		return 0;
+	/* Past what was added since, or past our bound: done. */
+	if (d->seen >= info->dlpi_adds - d->adds || d->n == TFX_DEEPBIND_MAX)
+		return 1;
+	d->seen++;
+	if (!l.l_ld || (d->seen > 1 &&
+			!tfx_deepbind_needed(d, &l, info->dlpi_name)))
+		return 0;
+	d->dep[d->n++] = l;
+	if (l.l_ld != tfx_self->l_ld &&
+	    !tfx_deepbind_glibc(info->dlpi_name ? info->dlpi_name : "")) {
+		tfx_deepbind_patch(&l, info);
+		tfx_deepbind_remember(l.l_ld);
+	}
+	return 0;
+}
+
+static int tfx_deepbind_adds(struct dl_phdr_info *info, size_t size,
+			     void *arg)
+{
+	(void)size;
+	*(unsigned long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+/* glibc's dlopen() from here, then the patch of what it added. */
+static void *tfx_dlopen_deepbind(const char *file, int mode)
+{
+	struct tfx_deepbind d = { .root = NULL };
+	void *h;
+
+	dl_iterate_phdr(tfx_deepbind_adds, &d.adds);
+	h = tfx_next_dlopen(file, mode);
+	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root)
+		dl_iterate_phdr(tfx_deepbind_object, &d);
+	return h;
+}
+
+/* The search path glibc gives @l's dlopen()s into @buf, or NULL. */
+static const Dl_serinfo *tfx_serinfo(struct link_map *l, Dl_serinfo *buf)
+{
+	Dl_serinfo size;
+
+	if (dlinfo(l, RTLD_DI_SERINFOSIZE, &size) ||
+	    size.dls_size > TFX_SERINFO_MAX)
+		return NULL;
+	buf->dls_size = size.dls_size;
+	buf->dls_cnt = size.dls_cnt;
+	return dlinfo(l, RTLD_DI_SERINFO, buf) ? NULL : buf;
+}
+
+/* Would glibc search for a bare name from @caller as from here? */
+static bool tfx_dlopen_same_search(const void *caller)
+{
+	union {
+		Dl_serinfo si;
+		char bytes[TFX_SERINFO_MAX];
+	} mine, theirs;
+	const Dl_serinfo *a, *b;
+	struct link_map *l = NULL;
+	Dl_info info;
+	unsigned int i;
+
+	if (!dladdr1(caller, &info, (void **)&l, RTLD_DL_LINKMAP) || !l)
+		return false;
+	if (l == tfx_self)
+		return true;
+	a = tfx_serinfo(tfx_self, &mine.si);
+	b = tfx_serinfo(l, &theirs.si);
+	if (!a || !b || a->dls_cnt != b->dls_cnt)
+		return false;
+	for (i = 0; i < a->dls_cnt; i++)
+		if (strcmp(a->dls_serpath[i].dls_name,
+			   b->dls_serpath[i].dls_name))
+			return false;
+	return true;
+}
+
+/*
+ * The stub's choice: where dlopen() of @file with @mode, called from
+ * @caller, jumps (with the caller's arguments and return address).
+ */
+TOFUTEX_HIDDEN __attribute__((used)) void *
+tfx_dlopen_route(const char *file, int mode, int unused, const void *caller)
+{
+	(void)unused;
+	if (!__atomic_load_n(&tfx_next_dlopen, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&tfx_self, tfx_self_map(), __ATOMIC_RELAXED);
+		__atomic_store_n(&tfx_next_dlopen,
+				 (tfx_dlopen_fn)tfx_elf_next("dlopen"),
+				 __ATOMIC_RELEASE);
+	}
+	if (!(mode & RTLD_DEEPBIND) || !file || !tfx_self ||
+	    strchr(file, '$'))
+		return (void *)tfx_next_dlopen;
+	if (!strchr(file, '/') && !tfx_dlopen_same_search(caller))
+		return (void *)tfx_next_dlopen;
+	return (void *)tfx_dlopen_deepbind;
+}
+
+/* dlopen(): jump where tfx_dlopen_route() says (preload.h). */
+TFX_ROUTE_STUB(dlopen, tfx_dlopen_route, 0);
+
+#endif /* __x86_64__ */
