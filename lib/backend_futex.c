@@ -40,12 +40,15 @@
  * not every sleeper (tofutex_rw_futex_wake_next()), and a thread that
  * slept takes the word with WAITERS, so that its release wakes whoever
  * is left asleep. A writer that
- * waited TOFUTEX_RW_FUTEX_HANDOFF_NS on readers sets RW_HANDOFF: new
- * readers then wait, and the last reader leaves the word free but
- * reserved, RW_HANDOFF | WAITERS, which only a writer takes (or a
- * reader that may join past it). A writer whose deadline passes withdraws
- * RW_HANDOFF and wakes every sleeper: another starving writer sets it
- * again. A dead writer's word is taken over, found as a dead lock owner
+ * waited TOFUTEX_RW_FUTEX_HANDOFF_NS on readers (a reserving one: at its
+ * first sleep on them) sets RW_HANDOFF and counts itself in the lock's
+ * second field (tofutex_rwlock_t.reserved) until it leaves: new readers
+ * then wait, the last reader leaves the word free but reserved,
+ * RW_HANDOFF | WAITERS, which only a writer takes (or a reader that may
+ * join past it), and so does a writer's release while the count says a
+ * writer waits, waking that writer and not the readers. A writer whose
+ * deadline passes withdraws RW_HANDOFF, and wakes every sleeper, only
+ * when it was the last writer counted. A dead writer's word is taken over, found as a dead lock owner
  * is: a sleeper looks at the writer every TOFUTEX_POLL_NS, and only while
  * a writer holds the word (readers are a count that cannot be looked
  * at), so a wait on readers has no periodic wake-up; the pthread
@@ -453,13 +456,16 @@ static uint64_t tofutex_rw_now(void)
 
 /*
  * On futex(2): a writer that set RW_HANDOFF gives up (its deadline
- * passed): clear the bit, a free word entirely, and wake every sleeper;
- * a writer still starving sets it again.
+ * passed) and leaves the count; when no other such writer waits, clear
+ * the bit, a free word entirely, and wake every sleeper (a writer that
+ * counts itself meanwhile sets it again).
  */
 static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 {
 	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), want;
 
+	if (__atomic_sub_fetch(&rw->reserved, 1, __ATOMIC_RELAXED))
+		return;
 	do {
 		if (!(w & RW_HANDOFF))
 			return;
@@ -475,7 +481,9 @@ static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 
 /*
  * ->wrlock(): a writer on readers sets RW_HANDOFF once it has waited
- * TOFUTEX_RW_FUTEX_HANDOFF_NS, or at its first sleep with @reserve.
+ * TOFUTEX_RW_FUTEX_HANDOFF_NS, or at its first sleep with @reserve; it is
+ * counted in rw->reserved from then on (with @reserve from its first
+ * sleep, also on a writer) until it takes the word or withdraws.
  */
 int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			  const struct tofutex__deadline *dl, bool robust,
@@ -491,11 +499,14 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 		poll = robust && tofutex_rw_writer(w) ? TOFUTEX_POLL_NS : 0;
 		/* Free, or reserved for a writer: take it, WAITERS kept. */
 		if (!(w & RW_COUNT)) {
-			if (__atomic_compare_exchange_n(&rw->word, &w,
+			if (!__atomic_compare_exchange_n(&rw->word, &w,
 					tid | TOFUTEX_WAITERS, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				return 0;
-			continue;
+				continue;
+			if (reserved)
+				__atomic_sub_fetch(&rw->reserved, 1,
+						   __ATOMIC_RELAXED);
+			return 0;
 		}
 		err = tofutex_rw_futex_writer(rw, &w, &check_owner);
 		if (err == EPERM)
@@ -509,7 +520,15 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 			else
 				poll = TOFUTEX_RW_FUTEX_HANDOFF_NS - waited;
 		}
-		reserved |= extra != 0;
+		/*
+		 * Counted while it waits: a starving writer, and a reserving
+		 * one also on a writer, whose release then keeps the word
+		 * for the writers.
+		 */
+		if ((extra || reserve) && !reserved) {
+			__atomic_add_fetch(&rw->reserved, 1, __ATOMIC_RELAXED);
+			reserved = true;
+		}
 		err = tofutex_rw_futex_sleep(rw, w, extra, TOFUTEX_RW_BITS_WRITE,
 					     dl, poll, &expired);
 		if (expired) {
@@ -535,7 +554,8 @@ int tofutex__futex_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)
 	for (;;) {
 		if (tofutex_rw_readers(w) > 1)
 			want = w - 1;
-		else if (tofutex_rw_readers(w) && (w & RW_HANDOFF))
+		else if (tofutex_rw_readers(w) ? w & RW_HANDOFF :
+			 __atomic_load_n(&rw->reserved, __ATOMIC_RELAXED))
 			want = RW_HANDOFF | TOFUTEX_WAITERS;
 		else
 			want = 0;
@@ -544,8 +564,10 @@ int tofutex__futex_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)
 						__ATOMIC_RELAXED))
 			break;
 	}
+	/* Reserved for a writer: wake one, not the readers. */
 	if ((w & TOFUTEX_WAITERS) && tofutex_rw_readers(w) <= 1)
-		tofutex_rw_futex_wake_next(rw, tofutex_rw_writer(w) != 0);
+		tofutex_rw_futex_wake_next(rw, tofutex_rw_writer(w) != 0 &&
+					       !(want & RW_HANDOFF));
 	return 0;
 }
 

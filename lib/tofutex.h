@@ -114,8 +114,9 @@ int tofutex_cond_broadcast(tofutex_cond_t *c);
 
 /*
  * A throughput-optimised reader/writer lock: one 32-bit word (see
- * tofutex(4)) and a field that must be 0. Writers are preferred once one
- * has waited a few ms (see tofutex(3)). Process-private.
+ * tofutex(4)) and a field of the library's own, 0 when initialised.
+ * Writers are preferred once one has waited a few ms (see tofutex(3)).
+ * Process-private.
  */
 typedef struct {
 	uint32_t word;

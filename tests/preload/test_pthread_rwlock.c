@@ -929,11 +929,14 @@ struct order {
 	bool write;
 	int *next;
 	int got;
+	uint32_t tid;
 };
 
 static void *order_main(void *arg)
 {
 	struct order *o = arg;
+
+	__atomic_store_n(&o->tid, test_gettid(), __ATOMIC_RELEASE);
 	int r = o->write ? pthread_rwlock_wrlock(o->rw) :
 			   pthread_rwlock_rdlock(o->rw);
 
@@ -974,6 +977,80 @@ START_TEST(test_waiting_writer_before_later_readers)
 	ck_assert(join_within(tr, NULL, TEST_WAIT_NS));
 	ck_assert_int_eq(w.got, 1);
 	ck_assert_int_eq(r.got, 2);
+}
+END_TEST
+
+/*
+ * The nonrecursive kinds: a writer's release while another writer waits,
+ * queued before the readers that wait too, goes to that writer, as
+ * glibc's does, not to the readers.
+ */
+START_TEST(test_write_release_to_waiting_writer)
+{
+	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0, i;
+	struct order w = { .write = true, .next = &next }, r[4];
+	pthread_t tw, tr[4];
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, k);
+	w.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	for (i = 0; i < 4; i++) {
+		r[i] = (struct order){ .rw = &rw, .next = &next };
+		ck_assert_int_eq(pthread_create(&tr[i], NULL, order_main,
+						&r[i]), 0);
+		ck_assert(thread_asleep_within(&r[i].tid));
+	}
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+	for (i = 0; i < 4; i++) {
+		ck_assert(join_within(tr[i], NULL, TEST_WAIT_NS));
+		ck_assert_int_gt(r[i].got, 1);
+	}
+	ck_assert_msg(w.got == 1, "the waiting writer came %d of 5", w.got);
+}
+END_TEST
+
+/*
+ * A write lock whose deadline has passed, then at once a read attempt:
+ * EBUSY when the lock stays reserved for another writer.
+ */
+static int timedwr_passed_then_tryrd(pthread_rwlock_t *rw)
+{
+	struct timespec ts = realtime_in(0);
+	int r = pthread_rwlock_timedwrlock(rw, &ts);
+
+	if (r != ETIMEDOUT)
+		return r ? -r : -1;
+	return tryrd_and_unlock(rw);
+}
+
+/*
+ * The nonrecursive kinds: a writer whose deadline has passed leaves the
+ * lock reserved for the writer that still waits: new readers stay out.
+ */
+START_TEST(test_timed_out_writer_keeps_others_reservation)
+{
+	struct sleeper w = { .write = true, .ret = -1 };
+	pthread_rwlock_t rw;
+	pthread_t t;
+	int i;
+
+	rwlock_make(&rw, _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE);
+	w.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, sleeper_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	for (i = 0; i < 20; i++) {
+		ck_assert_msg(in_thread(timedwr_passed_then_tryrd, &rw) == EBUSY,
+			      "round %d: a reader got in while a writer waits",
+			      i);
+	}
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.ret, 0);
 }
 END_TEST
 
@@ -1294,6 +1371,9 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_out_writer_withdraws, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
+	tcase_add_loop_test(tc, test_write_release_to_waiting_writer, 0, 2);
+	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
+			    0, 2);
 	tcase_add_loop_test(tc, test_writer_asleep_through_release_not_starved,
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
