@@ -160,7 +160,7 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 	if (ret > 0 && ops->taken)
 		ops->taken(arg);
 	else if (ret < 0 && ops->gave_up)
-		ops->gave_up(arg);
+		ops->gave_up(arg, ret);
 	tofutex_state_put(qc->table, state);
 	return ret < 0 ? ret : 0;
 }

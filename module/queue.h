@@ -61,8 +61,8 @@ struct tofutex_queue_call {
  * @leave:   under state->lock: take the caller's waiter off the queue;
  *           *@wake the waiter it made top (reference held), or NULL
  * @taken:   optional: after the caller left the queue holding the word
- * @gave_up: optional: after the caller left the queue without the word;
- *           holds no lock
+ * @gave_up: optional: after the caller left the queue without the word
+ *           (@err why: -ETIMEDOUT, -ERESTARTSYS, ...); holds no lock
  */
 struct tofutex_queue_ops {
 	enum tofutex_state_kind kind;
@@ -72,7 +72,7 @@ struct tofutex_queue_ops {
 	int (*compete)(void *arg, u32 word, u32 *how);
 	void (*leave)(void *arg, struct task_struct **wake);
 	void (*taken)(void *arg);
-	void (*gave_up)(void *arg);
+	void (*gave_up)(void *arg, int err);
 };
 
 int tofutex_queue_lock(const struct tofutex_queue_ops *ops,

@@ -604,18 +604,25 @@ out:
 /**
  * tofutex_rw_withdraw() - a writer left without the word (queue.c)
  * @arg: the call, a struct tofutex_rw_call
+ * @err: why it left
  *
  * Readers move the count under every cmpxchg, so a pass that found the
  * word changed is done again, as a release's is (tofutex_release_run():
  * a fault-in between passes, a scheduling point on each, and the end at
  * a signal, which leaves the bits to the slow path; see "Writers do not
- * starve").
+ * starve"). A reserving writer that a signal took out keeps its bits: the
+ * call is restarted, or retried by the library, after the handler, and
+ * readers must not slip in meanwhile, as they do not past glibc's writer
+ * in its handler; if it never comes back, the top reader of the next
+ * RDLOCK clears RW_HANDOFF.
  */
-static void tofutex_rw_withdraw(void *arg)
+static void tofutex_rw_withdraw(void *arg, int err)
 {
 	struct tofutex_rw_call *c = arg;
 	u32 woken;
 
+	if (c->waiter.reserve && err == -ERESTARTSYS)
+		return;
 	if (c->waiter.write)
 		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,
 				    &woken);

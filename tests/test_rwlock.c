@@ -983,6 +983,39 @@ static void rw_signal_run(bool write, bool restart)
 	close(fd);
 }
 
+/*
+ * A reserving writer that a signal takes out of WRLOCK (EINTR, no
+ * SA_RESTART) keeps its reservation for its retry: the readers' word
+ * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
+ * does not come back, the next RDLOCK's top reader clears it and enters.
+ */
+START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
+		      strerror(w.ret));
+	ck_assert_msg(word_load(&word) & HANDOFF,
+		      "word 0x%08x: the signalled writer dropped its reservation",
+		      word_load(&word));
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
+	ck_assert_uint_eq(word_load(&word), SHARED | 2);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_rw_signal_eintr)
 {
 	rw_signal_run(_i & 1, false);
@@ -1374,6 +1407,7 @@ static Suite *rwlock_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
+	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
 	suite_add_tcase(s, tc);
 
