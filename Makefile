@@ -645,7 +645,7 @@ help:
 	@echo '  KAPPEND              extra guest kernel command line, e.g. preempt=full'
 	@echo '  KIMAGE, KNAME        kernel image and label for check-kernel and bench'
 	@echo '  QEMU_ACCEL           QEMU -accel (default tcg,thread=multi; needs QEMU 10)'
-	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 900 with glibc tests; bench 3600)'
+	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 1500 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
 	@echo '  DEBUG_KERNELS, DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'

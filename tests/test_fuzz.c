@@ -787,6 +787,8 @@ static void fuzz_one(struct rng *r, struct fuzz_thread *t, uint32_t tid)
 		a.lock.reserved = gen_reserved(r);
 		invalid = (a.lock.flags & ~(c.op == OP_LOCK ?
 					    TOFUTEX_LOCK_FLAGS :
+					    c.op == OP_WRLOCK ?
+					    TOFUTEX_WRLOCK_FLAGS :
 					    TOFUTEX_RWLOCK_FLAGS)) ||
 			  a.lock.reserved;
 		/*

@@ -520,23 +520,38 @@ START_TEST(test_profile_not_into_reused_fd)
 }
 END_TEST
 
-/* The unwinder's own mutex contended: the program ends, reported. */
+/*
+ * The unwinder's own mutex contended: the program ends, reported. The two
+ * unwinding threads overlap only when both run at once, which a loaded
+ * machine may not give them: a run without contention checks nothing and
+ * is tried again, a few times.
+ */
+#define UNWIND_RUNS	5
+
 START_TEST(test_profile_no_unwind_under_lock)
 {
 	char path[PATH_MAX], out[256];
 	static char table[65536];
+	int run;
 
 	tmp_path(path, sizeof(path), ".txt");
-	run_work(WORK_UNWIND_ARG, NULL, path, NULL, out, sizeof(out));
-	ck_assert_str_eq(out, "unwound\n");
-	read_file(path, table, sizeof(table));
-	/*
-	 * The unwinder's mutex was contended, and its record made (without
-	 * frames: its stack would be taken inside the unwinder).
-	 */
-	ck_assert_msg(strstr(table, "\n  1 mutex "), "no unwinder lock: %s",
-		      table);
-	unlink(path);
+	for (run = 0; run < UNWIND_RUNS; run++) {
+		run_work(WORK_UNWIND_ARG, NULL, path, NULL, out, sizeof(out));
+		ck_assert_str_eq(out, "unwound\n");
+		read_file(path, table, sizeof(table));
+		unlink(path);
+		/*
+		 * The unwinder's mutex was contended, and its record made
+		 * (without frames: its stack would be taken inside the
+		 * unwinder).
+		 */
+		if (strstr(table, "\n  1 mutex "))
+			return;
+		ck_assert_msg(strstr(table, ": 0 contended locks"),
+			      "a report without the unwinder lock: %s", table);
+	}
+	printf("SKIPPED: %s: the unwinding threads never overlapped in %d runs: nothing checked\n",
+	       __func__, UNWIND_RUNS);
 }
 END_TEST
 

@@ -55,7 +55,7 @@
 #   BENCHES              only these benchmark programs ("none": only the
 #                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
-#   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 900 with glibc's
+#   QEMU_TIMEOUT         seconds a guest may run (default 600 check, 1500 with glibc's
 #                        tests, 3600 bench)
 #   TEST_TIMEOUT         seconds one program may run (default QEMU_TIMEOUT - 30
 #                        in a guest, 600 on the host)
@@ -518,8 +518,9 @@ guest() {
 	kimage=$("$here/vmlinux.sh" "$kimage" "$top/build/$kver/vmlinux")
 
 	if [ "$mode" = check ]; then
-		# glibc's own tests take a few minutes more.
-		timeout=${QEMU_TIMEOUT:-$([ -d "$root/glibc" ] && echo 900 || echo 600)}
+		# glibc's own tests take a few minutes more (the -rt guest about
+		# 500 s in all, twice that beside another guest).
+		timeout=${QEMU_TIMEOUT:-$([ -d "$root/glibc" ] && echo 1500 || echo 600)}
 	else
 		timeout=${QEMU_TIMEOUT:-3600}
 	fi
