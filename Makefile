@@ -349,9 +349,12 @@ DEBUG_PREEMPT_MODES ?= default
 DEBUG_NONE_FUZZ_SECONDS ?= 120
 DEBUG_QEMU_TIMEOUT ?= 1800
 DEBUG_KERNELS ?= default
+# What the debug guests run: module (the suites on the module backend) or
+# kernel (the Check programs and the library suites only).
+DEBUG_GUEST_SCOPE ?= module
 check-debug:
 	@tests/deps.sh all
-	+@boot() { PREEMPT_MODES=$$1 GUEST_SCOPE=module PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
+	+@boot() { PREEMPT_MODES=$$1 GUEST_SCOPE=$(DEBUG_GUEST_SCOPE) PROGRAMS=0 GLIBC=0 PERF=0 $(MAKE) --no-print-directory check-kernel \
 		KIMAGE="$$KIMAGE" KDIR="$$KDIR" KNAME=$$3 KAPPEND='panic_on_warn=1 $(KAPPEND)' \
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
 	rc=0 && for k in $(DEBUG_KERNELS); do \
@@ -648,5 +651,6 @@ help:
 	@echo '  QEMU_TIMEOUT         seconds per guest (check 600, 1500 with glibc tests; bench 3600)'
 	@echo '  VERBOSE=1            guest console on the terminal as well'
 	@echo '  DEBUG_KERNELS, DEBUG_TEST_ENV, DEBUG_FUZZ_SECONDS, DEBUG_PREEMPT_MODES, DEBUG_NONE_FUZZ_SECONDS,'
+	@echo '  DEBUG_GUEST_SCOPE,'
 	@echo '  DEBUG_QEMU_TIMEOUT   make check-debug'
 	@echo '  TOFUTEX_CACHE        where the debug kernel, the trixie root and kernels are cached'

@@ -5,9 +5,11 @@
 #
 #   kernels.sh kdir        default KDIR for `make`: the running kernel's build
 #                          tree if it exists, else the newest installed one
-#   kernels.sh list        default KVERS for `make check`: every installed
-#                          Debian 6.1 and 6.12 kernel that has both
-#                          /boot/vmlinuz-<kver> and /lib/modules/<kver>/build
+#   kernels.sh list        default KVERS for `make check`: the newest
+#                          installed Debian 6.1 kernel and the newest 6.12
+#                          one that have both /boot/vmlinuz-<kver> and
+#                          /lib/modules/<kver>/build (an older upload left
+#                          installed after a point release is not booted)
 #   kernels.sh bench       default kernel for `make bench`: the newest 6.12
 #                          one, else the newest of `list`
 #   kernels.sh kver DIR    the release string modules built against the
@@ -61,7 +63,10 @@ kdir)
 	exit 0
 	;;
 list)
-	installed | grep -E '^6\.(1|12)\.' || true
+	all=$(installed)
+	for series in 6.1 6.12; do
+		grep -E "^${series//./\\.}\." <<<"$all" | tail -n 1 || true
+	done
 	;;
 bench)
 	all=$(installed | grep -E '^6\.(1|12)\.' || true)
