@@ -16,12 +16,13 @@
 # install: the real thing, for a host that can load modules: checks that
 # each kernel (default: the running one) has its headers, then the module
 # sources (only what DKMS needs) go to /usr/src/tofutex-<version>, dkms
-# install for each kernel, and /etc/modules-load.d/tofutex.conf loads the
-# module at boot. When a build fails, the DKMS entry and the sources are
-# removed again.
+# install for each kernel, and the Debian package's tofutex.service,
+# enabled, loads the module at boot where one was built for the running
+# kernel. When a build fails, the DKMS entry and the sources are removed
+# again.
 #
 # uninstall: dkms remove --all, delete /usr/src/tofutex-<version> and the
-# modules-load.d entry.
+# unit (and a modules-load.d entry, if there is one).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -205,10 +206,19 @@ install)
 		dkms install -m tofutex -v "$version" -k "$k"
 	done
 	trap - ERR
-	mkdir -p /etc/modules-load.d
-	printf '%s\n' '# tofutex: loaded at boot (make dkms-install)' tofutex \
-		>/etc/modules-load.d/tofutex.conf
-	echo "installed; loaded at boot from now on; load it now with: modprobe tofutex"
+	# Loaded at boot by the Debian package's unit, which skips a kernel
+	# without the module quietly (a modules-load.d entry would log
+	# "Failed to find module" at each such boot); without systemd,
+	# /etc/modules (README.md).
+	if [ -d /run/systemd/system ]; then
+		install -m 644 "$top/debian/tofutex-dkms.tofutex.service" \
+			/etc/systemd/system/tofutex.service
+		systemctl daemon-reload
+		systemctl enable tofutex.service
+		echo "installed; loaded at boot from now on (tofutex.service); load it now with: modprobe tofutex"
+	else
+		echo "installed; load it with: modprobe tofutex (at boot: add tofutex to /etc/modules)"
+	fi
 	if command -v mokutil >/dev/null && mokutil --sb-state 2>/dev/null | grep -q 'enabled'; then
 		echo "Secure Boot is on: if modprobe says \"Key was rejected by service\", enrol DKMS's key"
 		echo "  (mokutil --import /var/lib/dkms/mok.pub, reboot, \"Enroll MOK\"); see README.md."
@@ -217,6 +227,11 @@ install)
 uninstall)
 	if dkms status -m tofutex -v "$version" | grep -q .; then
 		dkms remove -m tofutex -v "$version" --all
+	fi
+	if [ -e /etc/systemd/system/tofutex.service ]; then
+		systemctl disable tofutex.service 2>/dev/null || true
+		rm -f /etc/systemd/system/tofutex.service
+		systemctl daemon-reload 2>/dev/null || true
 	fi
 	rm -rf "/usr/src/tofutex-$version" /etc/modules-load.d/tofutex.conf
 	;;
