@@ -1054,93 +1054,6 @@ START_TEST(test_timed_out_writer_keeps_others_reservation)
 }
 END_TEST
 
-struct held_reader {
-	pthread_rwlock_t *rw;
-	uint32_t tid;
-	atomic_int in;
-	int go[2];
-};
-
-/* Read-lock, say so, hold until a byte comes. */
-static void *held_reader_main(void *arg)
-{
-	struct held_reader *r = arg;
-	char c;
-
-	__atomic_store_n(&r->tid, test_gettid(), __ATOMIC_RELEASE);
-	if (pthread_rwlock_rdlock(r->rw) != 0)
-		return (void *)1;
-	atomic_store(&r->in, 1);
-	if (read(r->go[0], &c, 1) != 1)
-		return (void *)1;
-	return (void *)(intptr_t)pthread_rwlock_unlock(r->rw);
-}
-
-/*
- * One round: a writer and a reader asleep on the write lock, which is
- * released; when the reader got in first (else false: the writer did,
- * and the round tells nothing), new readers must be held off once the
- * writer waits, as they are behind glibc's waiting writer, however long
- * the reader holds the lock. *@reserved: they were.
- */
-static bool writer_after_release_round(int k, bool *reserved)
-{
-	struct sleeper w = { .write = true, .ret = -1 };
-	struct held_reader r = { .tid = 0 };
-	pthread_rwlock_t rw;
-	pthread_t tw, tr;
-	bool in_first;
-	void *ret;
-
-	rwlock_make(&rw, k);
-	w.rw = r.rw = &rw;
-	atomic_init(&r.in, 0);
-	ck_assert_int_eq(pipe(r.go), 0);
-	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
-	ck_assert_int_eq(pthread_create(&tw, NULL, sleeper_main, &w), 0);
-	ck_assert_int_eq(pthread_create(&tr, NULL, held_reader_main, &r), 0);
-	ck_assert(thread_asleep_within(&w.tid));
-	ck_assert(thread_asleep_within(&r.tid));
-	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
-	WAIT_UNTIL(in_first, atomic_load(&r.in), TEST_WAIT_NS);
-	ck_assert(in_first);
-	in_first = __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE) == -1;
-	if (in_first)
-		WAIT_UNTIL(*reserved, tryrd_and_unlock(&rw) == EBUSY,
-			   TEST_WAIT_NS);
-	ck_assert_int_eq(write(r.go[1], "x", 1), 1);
-	ck_assert(join_within(tr, &ret, TEST_WAIT_NS));
-	ck_assert_ptr_eq(ret, NULL);
-	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
-	ck_assert_int_eq(w.ret, 0);
-	close(r.go[0]);
-	close(r.go[1]);
-	return in_first;
-}
-
-/*
- * The nonrecursive kinds: a writer that slept through a write release
- * which let readers in is not left asleep behind them: new readers are
- * held off (tryrdlock EBUSY) while the first reader still holds the lock.
- */
-START_TEST(test_writer_asleep_through_release_not_starved)
-{
-	bool reserved = false;
-	int round;
-
-	for (round = 0; round < 20; round++)
-		if (writer_after_release_round(_i ? K_NONRECURSIVE :
-					       K_STATIC_NONRECURSIVE,
-					       &reserved))
-			break;
-	if (round == 20) {
-		printf("SKIPPED: the writer got in first in 20 rounds\n");
-		return;
-	}
-	ck_assert_msg(reserved, "new readers still get in beside the reader");
-}
-END_TEST
-
 /* ---- fork() ---- */
 
 /*
@@ -1373,8 +1286,6 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
 	tcase_add_loop_test(tc, test_write_release_to_waiting_writer, 0, 2);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
-			    0, 2);
-	tcase_add_loop_test(tc, test_writer_asleep_through_release_not_starved,
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
