@@ -614,14 +614,17 @@ out:
  * call is restarted, or retried by the library, after the handler, and
  * readers must not slip in meanwhile, as they do not past glibc's writer
  * in its handler; if it never comes back, the top reader of the next
- * RDLOCK clears RW_HANDOFF.
+ * RDLOCK clears RW_HANDOFF. A writer that is being killed withdraws: it
+ * will not be back, and a reader that only tries (user space's tryrdlock
+ * never enters the kernel) would be kept out until some reader blocks.
  */
 static void tofutex_rw_withdraw(void *arg, int err)
 {
 	struct tofutex_rw_call *c = arg;
 	u32 woken;
 
-	if (c->waiter.reserve && err == -ERESTARTSYS)
+	if (c->waiter.reserve && err == -ERESTARTSYS &&
+	    !fatal_signal_pending(current))
 		return;
 	if (c->waiter.write)
 		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,

@@ -1016,6 +1016,44 @@ START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 }
 END_TEST
 
+/*
+ * A reserving writer killed while it waits (SIGKILL, in another process
+ * on a shared word) withdraws its reservation: it will not be back, and
+ * readers that only try would be kept out.
+ */
+START_TEST(test_rw_reserving_writer_killed_withdraws)
+{
+	uint32_t *word = mmap(NULL, sizeof(*word), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+	pid_t pid;
+	bool ok;
+
+	ck_assert(word != MAP_FAILED);
+	__atomic_store_n(word, SHARED | 1, __ATOMIC_RELAXED);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = dev_open();
+
+		ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)word,
+			 TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_RW_RESERVE,
+			 far(), NULL);
+		_exit(1);
+	}
+	WAIT_UNTIL(ok, word_load(word) & HANDOFF, TEST_WAIT_NS);
+	ck_assert_msg(ok, "word 0x%08x: the writer never reserved",
+		      word_load(word));
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_msg((word_load(word) & ~WAITERS) == (SHARED | 1),
+		      "word 0x%08x after the writer was killed: its reservation stayed",
+		      word_load(word));
+	munmap(word, sizeof(*word));
+}
+END_TEST
+
 START_TEST(test_rw_signal_eintr)
 {
 	rw_signal_run(_i & 1, false);
@@ -1408,6 +1446,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
 	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
+	tcase_add_test(tc, test_rw_reserving_writer_killed_withdraws);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
 	suite_add_tcase(s, tc);
 
