@@ -298,7 +298,7 @@ check() {
 	for k in $list; do
 		ko=$(installed_ko "$k")
 		[ -n "$ko" ] || continue
-		GUEST_KO=$ko GUEST_TESTS="${guest_tests[*]/#/$tmp/}" \
+		GUEST_KO=$ko PREEMPT_MODES=default GUEST_TESTS="${guest_tests[*]/#/$tmp/}" \
 			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
 			"$top/tests/qemu/run.sh" check "$k" || fails=$((fails + 1))
 	done
@@ -334,6 +334,14 @@ check_root() {
 	local k ko vermagic so d fails=0 newest
 
 	step "Debian 13: the trixie build root"
+	# The packages go into a root other runs build in: hold its lock
+	# alone from the install to the purge, so that no build sees the
+	# packages half installed and two deb-checks take turns.
+	mkdir -p "$(dirname "$("$dk" lockfile)")"
+	exec {root_lock}>"$("$dk" lockfile)"
+	flock "$root_lock"
+	export TOFUTEX_ROOT_LOCKED
+	TOFUTEX_ROOT_LOCKED=$("$dk" lockfile)
 	"$dk" install dkms kmod pkgconf || die "no trixie build root"
 	in_root=$("$dk" root)
 	root_list=$(cd "$in_root/usr/src" && find . -maxdepth 1 -name 'linux-headers-*-amd64' |
@@ -388,7 +396,7 @@ check_root() {
 	step "Debian 13: a guest on $newest with trixie's DKMS-built module"
 	ko=$(find "$in_root/lib/modules/$newest/updates/dkms" -name 'tofutex.ko*' 2>/dev/null | head -n 1)
 	if [ -n "$ko" ]; then
-		GUEST_KO=$ko GUEST_TESTS="${guest_tests[*]/#/$progs/}" \
+		GUEST_KO=$ko PREEMPT_MODES=default GUEST_TESTS="${guest_tests[*]/#/$progs/}" \
 			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
 			"$top/tests/qemu/run.sh" check "$newest" || fails=$((fails + 1))
 	fi
@@ -405,6 +413,8 @@ check_root() {
 	rm -rf "$tmp"
 	trap 'rm -rf "$progs"' EXIT
 	in_root=
+	unset TOFUTEX_ROOT_LOCKED
+	exec {root_lock}>&-
 	return $((fails > 0))
 }
 

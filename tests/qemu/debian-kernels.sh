@@ -26,6 +26,8 @@
 #                     install trixie's packages in the root (e.g. dkms)
 #   debian-kernels.sh exec CMD...
 #                     run CMD in the root, this tree at its own path
+#   debian-kernels.sh lockfile
+#                     print the path of the root's lock (see lock_root)
 #
 # Why a build root: trixie-backports' kbuild programs (fixdep, modpost) are
 # linked against trixie's glibc and the kernels' configuration names gcc-14;
@@ -133,11 +135,17 @@ make_root() {
 # lock_root [-s]: one run at a time changes the root (debootstrap,
 # apt-get), holding the lock alone; builds and commands in the root (make,
 # exec) hold it shared, so that two make check runs on one machine take
-# turns and no build sees headers half installed or pruned.
+# turns and no build sees headers half installed or pruned. A caller that
+# changes the root across many commands (deb.sh installs and purges its
+# packages there) holds the lock alone for all of them ("lockfile" names
+# it) and sets TOFUTEX_ROOT_LOCKED to its path: the commands it runs
+# through this script take no lock of their own, which would wait for it
+# for ever.
 lock_root() {
 	[ "$(id -u)" = 0 ] ||
 		die "Debian's newer kernels need root: the trixie build root is made with debootstrap and used through chroot"
 	mkdir -p "$cache" || die "cannot write $cache; set TOFUTEX_CACHE"
+	[ "${TOFUTEX_ROOT_LOCKED-}" = "$cache/.trixie-root.lock" ] && return
 	exec {lk}>"$cache/.trixie-root.lock"
 	flock "$@" "$lk"
 }
@@ -351,6 +359,9 @@ exec)
 	lock_root -s
 	in_root "$@"
 	;;
+lockfile)
+	echo "$cache/.trixie-root.lock"
+	;;
 make)
 	kdir=$(realpath "$2")
 	shift 2
@@ -363,7 +374,7 @@ make)
 	esac
 	;;
 *)
-	echo "usage: $0 find WORD... | fetch REL... | make KDIR ARGS... | root | install PKG... | exec CMD..." >&2
+	echo "usage: $0 find WORD... | fetch REL... | make KDIR ARGS... | root | install PKG... | exec CMD... | lockfile" >&2
 	exit 2
 	;;
 esac

@@ -744,7 +744,7 @@ has_preempt_model() {
 # model, also boots preempt=none (what only the model changes: a loop
 # without a scheduling point as a soft lockup).
 guests() {
-	local n i=0 kver kdir kimage p modes none=
+	local n i=0 kver kdir kimage p modes booted none=
 
 	n=$(wc -l <"$1")
 	[ -n "${PREEMPT_MODES-}" ] || [ "$mode" != check ] || none=want
@@ -758,15 +758,23 @@ guests() {
 			modes="$modes none"
 			none=booted
 		fi
+		booted=
 		for p in $modes; do
 			if has_preempt_model "$kdir" "$p"; then
 				guest "$kver" "$kdir" "$kimage" "$p"
+				booted=yes
 				# Further models: only the module's own tests.
 				guest_scope=kernel
 			else
 				echo "== $kver: no preempt=$p in this kernel (its .config), not booted with it"
 			fi
 		done
+		# A kernel asked for and never booted was not tested: say so
+		# as a failure, not as a line among the passes.
+		if [ -z "$booted" ]; then
+			echo "[$kver] harness: FAILED: not booted: it has none of the preemption models asked for ($modes)"
+			total_fail=$((total_fail + 1))
+		fi
 	done <"$1"
 }
 
@@ -860,6 +868,11 @@ check|bench)
 			else
 				set -- $("$here/kernels.sh" bench)
 			fi
+			# The oldest kernel of the list runs what only the
+			# ends run: without Debian 12's two, make check would
+			# pass having tested less than it says.
+			[ "$mode" != check ] || [ $# -ge 2 ] ||
+				die "make check boots Debian 12's 6.1 and 6.12 kernels; installed with headers: ${*:-none} (run tests/deps.sh)"
 			[ $# -gt 0 ] || die "no installed Debian 6.1 or 6.12 kernel with headers (run tests/deps.sh)"
 			[ "$mode" != check ] || set -- "$@" default
 		fi
