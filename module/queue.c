@@ -76,7 +76,8 @@ static int tofutex_queue_wait_for_top(const struct tofutex_queue_ops *ops,
  * deadline and offers the CPU, so that a word that keeps changing cannot
  * keep it in the kernel.
  *
- * Return: 1 when the caller holds the word, else a negative error.
+ * Return: 1 when the caller holds the word, TOFUTEX_QUEUE_NOT_TOP, else a
+ * negative error.
  */
 static int tofutex_queue_compete(const struct tofutex_queue_ops *ops,
 				 struct tofutex_queue_call *qc, void *arg,
@@ -143,9 +144,15 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 	ops->join(arg);
 	spin_unlock(&state->lock);
 
-	ret = tofutex_queue_wait_for_top(ops, qc, arg);
-	if (!ret)
-		ret = tofutex_queue_compete(ops, qc, arg, how);
+	/*
+	 * A waiter that joins ahead of the caller makes it wait again; each
+	 * wait ends on a signal and at the deadline.
+	 */
+	do {
+		ret = tofutex_queue_wait_for_top(ops, qc, arg);
+		if (!ret)
+			ret = tofutex_queue_compete(ops, qc, arg, how);
+	} while (ret == TOFUTEX_QUEUE_NOT_TOP);
 
 	spin_lock(&state->lock);
 	/* A hand-off or grant that raced with the end of the call holds. */

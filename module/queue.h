@@ -57,7 +57,8 @@ struct tofutex_queue_call {
  *           the call ends
  * @compete: one pass of the top waiter on the word as just read: 1 when
  *           the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
- *           to look again, else a negative error
+ *           to look again, TOFUTEX_QUEUE_NOT_TOP when a waiter that
+ *           joined ahead of it made it wait again, else a negative error
  * @leave:   under state->lock: take the caller's waiter off the queue;
  *           *@wake the waiter it made top (reference held), or NULL
  * @taken:   optional: after the caller left the queue holding the word
@@ -74,6 +75,14 @@ struct tofutex_queue_ops {
 	void (*taken)(void *arg);
 	void (*gave_up)(void *arg, int err);
 };
+
+/*
+ * A compete pass's answer: the caller is top waiter no more, since a
+ * waiter joined ahead of it (rwlock.c: a reserving writer queues ahead of
+ * the readers), and waits to be top again. Neither 0 nor 1 (a pass's
+ * other answers) nor rwlock.h's TOFUTEX_RW_CHANGED.
+ */
+#define TOFUTEX_QUEUE_NOT_TOP	3
 
 int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 		       struct tofutex_queue_call *qc, void *arg, u32 *how);

@@ -81,8 +81,9 @@
  * word that only readers hold, unless the new top waiter is a starving
  * writer, whose it is then; WAITERS goes with it when nobody is queued
  * (tofutex_rw_withdraw()). A withdrawal that a signal cut short leaves
- * the bits to the slow path, where the top reader ignores and clears
- * RW_HANDOFF.
+ * the bits to the slow path, where the top reader waits for the writer
+ * up to handoff_ns after it queued, and then clears RW_HANDOFF
+ * (tofutex_rw_grant_readers()).
  *
  * Loops and signals
  * -----------------
@@ -408,26 +409,41 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
  * @c:    the call
  * @word: the word as last read, not writer-owned
  *
- * Return: 1 when the caller holds the word, 0 to look again, -EAGAIN,
- * or an error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
+ * Readers that must wait for a writer's reservation (TOFUTEX_RW_ORPHAN)
+ * sleep until its time is up, or until woken.
+ *
+ * Return: 1 when the caller holds the word, 0 to look again,
+ * TOFUTEX_QUEUE_NOT_TOP when a reserving writer queued ahead of the
+ * caller, -EAGAIN, or an error of the fault-in or the sleep (-EFAULT,
+ * -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
 	struct tofutex_state *state = c->q.state;
 	struct task_struct *top = NULL;
+	u64 until = 0, now;
 	int ret;
 
 	spin_lock(&state->lock);
 	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
-	if (!ret && tofutex_rw_tid(word))
+	if (tofutex_rw_first(state) != &c->waiter && !c->waiter.granted)
+		ret = TOFUTEX_QUEUE_NOT_TOP;
+	else if (!ret && tofutex_rw_tid(word))
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
 		ret = tofutex_rw_grant_readers(state, c->q.uaddr, word,
-					       tofutex_rw_readers(word), &top);
+					       tofutex_rw_readers(word), &top,
+					       &until);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	tofutex_wake_task(top);
+	if (ret == TOFUTEX_RW_ORPHAN) {
+		/* Wait for the writer that reserved the word, a while. */
+		now = ktime_get_ns();
+		return now < until ?
+		       tofutex_rw_block(c, NULL, word, until - now) : 0;
+	}
 	if (ret == -EFAULT)
 		return tofutex_word_fault_in_until(c->q.uaddr, true, &c->q.deadline);
 	/* RDLOCK's error for a full count. */
@@ -524,15 +540,43 @@ static bool tofutex_rw_is_top(void *arg)
 	return top;
 }
 
+/**
+ * tofutex_rw_join_at() - where a waiter joins the queue
+ * @state: the word's state, with state->lock held
+ * @me:    the joining waiter
+ *
+ * At the end, but a reserving writer joins ahead of the readers not yet
+ * given the lock: on a writer-preferring lock a waiting writer goes
+ * before readers, also those that blocked before it (behind a writer
+ * that held the word), as glibc hands a write unlock to a waiting writer.
+ * Its clock starts when it queues, so it is the starving top waiter at
+ * once, and RWUNLOCK hands it the word. A reader that was top waiter
+ * finds itself behind it (tofutex_rw_take_readers()) and waits again.
+ *
+ * Return: the list entry to add @me in front of.
+ */
+static struct list_head *tofutex_rw_join_at(struct tofutex_state *state,
+					    const struct tofutex_rw_waiter *me)
+{
+	struct tofutex_rw_waiter *w;
+
+	if (me->reserve)
+		list_for_each_entry(w, &state->waiters, node)
+			if (!w->write && !w->granted)
+				return &w->node;
+	return &state->waiters;
+}
+
 /* Join the queue, under state->lock (queue.c). */
 static void tofutex_rw_join(void *arg)
 {
 	struct tofutex_rw_call *c = arg;
+	struct tofutex_state *state = c->q.state;
 
 	c->waiter.task = current;
 	c->waiter.since = ktime_get_ns();
 	INIT_LIST_HEAD(&c->waiter.wake_node);
-	list_add_tail(&c->waiter.node, &c->q.state->waiters);
+	list_add_tail(&c->waiter.node, tofutex_rw_join_at(state, &c->waiter));
 }
 
 /**
@@ -614,7 +658,8 @@ out:
  * call is restarted, or retried by the library, after the handler, and
  * readers must not slip in meanwhile, as they do not past glibc's writer
  * in its handler; if it never comes back, the top reader of the next
- * RDLOCK clears RW_HANDOFF. A writer that is being killed withdraws: it
+ * RDLOCK clears RW_HANDOFF once it has waited handoff_ns for it
+ * (tofutex_rw_grant_readers()). A writer that is being killed withdraws: it
  * will not be back, and a reader that only tries (user space's tryrdlock
  * never enters the kernel) would be kept out until some reader blocks.
  */

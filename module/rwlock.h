@@ -31,6 +31,12 @@
 
 /* A cmpxchg found the word changed: look again. */
 #define TOFUTEX_RW_CHANGED	2
+/*
+ * tofutex_rw_grant_readers(): readers wait for the writer whose
+ * reservation the word keeps; neither 1 nor TOFUTEX_RW_CHANGED, nor
+ * queue.h's TOFUTEX_QUEUE_NOT_TOP.
+ */
+#define TOFUTEX_RW_ORPHAN	4
 
 /**
  * struct tofutex_rw_waiter - a task inside RDLOCK or WRLOCK
@@ -105,7 +111,8 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
-			     u32 word, u32 held, struct task_struct **top);
+			     u32 word, u32 held, struct task_struct **top,
+			     u64 *until);
 void tofutex_rw_wake_granted(struct tofutex_state *state);
 
 #endif /* _TOFUTEX_RWLOCK_H */

@@ -89,6 +89,8 @@ tofutex_rw_first_writer(struct tofutex_state *state)
  *         caller's RWUNLOCK is freeing it
  * @top:   out: the writer that becomes top waiter, with a reference held
  *         for the caller to wake (tofutex_wake_task()), or NULL
+ * @until: out: with TOFUTEX_RW_ORPHAN, when the readers' wait for the
+ *         writer that reserved the word ends (ns, monotonic)
  *
  * One cmpxchg adds every reader that is queued and not yet given the lock
  * to the count, those behind a writer too: queued readers enter together.
@@ -103,23 +105,38 @@ tofutex_rw_first_writer(struct tofutex_state *state)
  * given the word go on state->to_wake, in queue order; the caller wakes
  * them with tofutex_rw_wake_granted() after dropping state->lock.
  *
- * Return: 1 when given, TOFUTEX_RW_CHANGED, -EOVERFLOW when the count
- * would overflow (not -EAGAIN, which a release's retry loop would take
- * for a changed word), -EFAULT.
+ * But RW_HANDOFF with no starving writer queued is, unless stale, the
+ * reservation of a writer that a signal took out of WRLOCK to run its
+ * handler (rwlock.c, tofutex_rw_withdraw()): it will be back, and as
+ * glibc's writer in its handler, it still goes first. So the readers
+ * wait for it until handoff_ns after the first of them queued, and are
+ * given the word only then, should it not come back (TOFUTEX_RW_ORPHAN).
+ *
+ * Return: 1 when given, TOFUTEX_RW_CHANGED, TOFUTEX_RW_ORPHAN (nothing
+ * done; *@until set), -EOVERFLOW when the count would overflow (not
+ * -EAGAIN, which a release's retry loop would take for a changed word),
+ * -EFAULT.
  */
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
-			     u32 word, u32 held, struct task_struct **top)
+			     u32 word, u32 held, struct task_struct **top,
+			     u64 *until)
 {
 	struct tofutex_rw_waiter *w, *writer, *stop = NULL;
 	u32 n = 0, newval, cur;
+	u64 now = ktime_get_ns();
 
 	lockdep_assert_held(&state->lock);
 	*top = NULL;
 	writer = tofutex_rw_first_writer(state);
 	newval = TOFUTEX_RW_SHARED;
-	if (writer && tofutex_rw_waited(writer, ktime_get_ns())) {
+	if (writer && tofutex_rw_waited(writer, now)) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
+	} else if (word & TOFUTEX_RW_HANDOFF) {
+		w = tofutex_rw_first(state);
+		*until = w ? w->since + tofutex_handoff_ns() : 0;
+		if (now < *until)
+			return TOFUTEX_RW_ORPHAN;
 	}
 	list_for_each_entry(w, &state->waiters, node) {
 		if (w == stop)
@@ -299,6 +316,7 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	bool handoff, freed;
 	u32 word, cur;
 	s64 newval;
+	u64 until;
 	int ret;
 
 	lockdep_assert_held(&state->lock);
@@ -313,10 +331,14 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	top = freed ? tofutex_rw_first(state) : NULL;
 	if (top && !top->write) {
 		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0,
-					       &u->wake);
-		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
+					       &u->wake, &until);
+		if (ret != TOFUTEX_RW_ORPHAN)
+			return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
+		/* Free, still reserved; the top reader times its wait. */
+		newval = TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF |
+			 TOFUTEX_WAITERS;
 	}
-	handoff = top && tofutex_rw_waited(top, ktime_get_ns());
+	handoff = top && top->write && tofutex_rw_waited(top, ktime_get_ns());
 	if (handoff)
 		newval = tofutex_rw_handoff(state, top);
 	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))

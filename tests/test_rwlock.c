@@ -807,6 +807,42 @@ START_TEST(test_rw_reserving_writer_starves_at_once)
 }
 END_TEST
 
+/*
+ * A writer-preferring lock: readers that blocked behind the write lock
+ * before a reserving writer queued still go after it. The write release
+ * hands the word to the reserving writer (as glibc's write unlock goes to
+ * a waiting writer of that kind), and the readers enter together after
+ * its unlock.
+ */
+START_TEST(test_rw_reserving_writer_ahead_of_queued_readers)
+{
+	uint32_t tid = test_gettid(), word = tid, woken = 0;
+	int fd = dev_open();
+	struct locker r[2], w;
+
+	for (int i = 0; i < 2; i++)
+		locker_start(&r[i], fd, &word, false, true);
+	locker_start_flags(&w, fd, &word, true, true, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, &woken), 0);
+	ck_assert_uint_eq(woken, 1);
+	locker_has_it(&w, "the reserving writer");
+	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
+		      "writer status %#x, want HANDOFF", w.status);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(!atomic_load(&r[i].done),
+			      "reader %d got in before the reserving writer", i);
+	locker_release(&w);
+	for (int i = 0; i < 2; i++)
+		locker_has_it(&r[i], "a reader");
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 2);
+	for (int i = 0; i < 2; i++)
+		locker_release(&r[i]);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
 /* ---- Deadlines ---- */
 
 /*
@@ -987,7 +1023,8 @@ static void rw_signal_run(bool write, bool restart)
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) keeps its reservation for its retry: the readers' word
  * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
- * does not come back, the next RDLOCK's top reader clears it and enters.
+ * does not come back, the next RDLOCK's top reader clears it and enters
+ * (after waiting handoff_ns for it).
  */
 START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 {
@@ -1010,6 +1047,42 @@ START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 	ck_assert_uint_eq(word_load(&word), SHARED | 2);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * While a reserving writer that a signal took out of WRLOCK runs its
+ * handler, a reader that blocks waits for it (up to handoff_ns, 1 s
+ * here) rather than taking the word past its reservation; the writer,
+ * back from the handler, goes first, and the reader after it.
+ */
+START_TEST(test_rw_reader_waits_for_signalled_writer)
+{
+	uint32_t word = SHARED | 1, woken = 0;
+	int fd = dev_open();
+	struct locker w, r, back;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_int_eq(w.ret, EINTR);
+	/* The writer is in its handler: a reader comes. */
+	locker_start(&r, fd, &word, false, true);
+	/* The writer is back. */
+	locker_start_flags(&back, fd, &word, true, true,
+			   TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, &woken), 0);
+	locker_has_it(&back, "the writer back from its handler");
+	ck_assert_msg(!atomic_load(&r.done),
+		      "the reader got in past the writer's reservation");
+	locker_release(&back);
+	locker_has_it(&r, "the reader");
+	locker_release(&r);
 	ck_assert_uint_eq(word_load(&word), 0);
 	assert_no_live_states(fd);
 	close(fd);
@@ -1437,6 +1510,8 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_sleeping_starved_writer_handed_off);
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
+	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
+	tcase_add_test(tc, test_rw_reader_waits_for_signalled_writer);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	suite_add_tcase(s, tc);
 

@@ -1014,6 +1014,39 @@ START_TEST(test_write_release_to_waiting_writer)
 END_TEST
 
 /*
+ * The nonrecursive kinds, as glibc's: readers that blocked on the write
+ * lock before a writer did still go after that writer: the write unlock
+ * goes to the waiting writer.
+ */
+START_TEST(test_write_release_to_writer_behind_readers)
+{
+	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0, i;
+	struct order w = { .write = true, .next = &next }, r[4];
+	pthread_t tw, tr[4];
+	pthread_rwlock_t rw;
+
+	rwlock_make(&rw, k);
+	w.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	for (i = 0; i < 4; i++) {
+		r[i] = (struct order){ .rw = &rw, .next = &next };
+		ck_assert_int_eq(pthread_create(&tr[i], NULL, order_main,
+						&r[i]), 0);
+		ck_assert(thread_asleep_within(&r[i].tid));
+	}
+	ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+	for (i = 0; i < 4; i++) {
+		ck_assert(join_within(tr[i], NULL, TEST_WAIT_NS));
+		ck_assert_int_gt(r[i].got, 1);
+	}
+	ck_assert_msg(w.got == 1, "the waiting writer came %d of 5", w.got);
+}
+END_TEST
+
+/*
  * A write lock whose deadline has passed, then at once a read attempt:
  * EBUSY when the lock stays reserved for another writer.
  */
@@ -1285,6 +1318,8 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
 	tcase_add_loop_test(tc, test_write_release_to_waiting_writer, 0, 2);
+	tcase_add_loop_test(tc, test_write_release_to_writer_behind_readers, 0,
+			    2);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
