@@ -281,3 +281,29 @@ int pthread_cond_broadcast(pthread_cond_t *c)
 	TFX_PROBE(cond_broadcast, c);
 	return tofutex_cond_broadcast(tfx_cond(c));
 }
+
+TFX_SELF(cond_init);
+TFX_SELF(cond_destroy);
+TFX_SELF(cond_wait);
+TFX_SELF(cond_timedwait);
+TFX_SELF(cond_clockwait);
+TFX_SELF(cond_signal);
+TFX_SELF(cond_broadcast);
+
+/*
+ * glibc's condition variable code cannot run on ours (preload.h: the
+ * layout): a program that takes those functions from a handle of glibc
+ * (dlsym.c) gets these.
+ */
+void *tfx_cond_fn_ours(const void *fn)
+{
+	const struct tfx_real *g = tfx_glibc();
+	const struct tfx_fn_pair map[] = {
+		TFX_OURS(g, cond_init), TFX_OURS(g, cond_destroy),
+		TFX_OURS(g, cond_wait), TFX_OURS(g, cond_timedwait),
+		TFX_OURS(g, cond_clockwait), TFX_OURS(g, cond_signal),
+		TFX_OURS(g, cond_broadcast),
+	};
+
+	return tfx_fn_pair_find(map, sizeof(map) / sizeof(map[0]), fn);
+}

@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libtofutex-pthread - dlsym() and dlvsym(), so that a program that takes
- * an rwlock function from a handle of glibc (dlopen("libpthread.so.0")
- * or dlopen("libc.so.6"), then dlsym(h, "pthread_rwlock_rdlock")) gets
- * ours. glibc's rwlock code cannot run on our rwlocks: its phase bits
- * are the low bits of our writer's TID (preload.h). Mutexes need no such
+ * an rwlock or condition variable function from a handle of glibc
+ * (dlopen("libpthread.so.0") or dlopen("libc.so.6"), then dlsym(h,
+ * "pthread_rwlock_rdlock")) gets ours. glibc's rwlock code cannot run on
+ * our rwlocks: its phase bits are the low bits of our writer's TID; nor
+ * its condition variable code on ours, whose words mean other things
+ * (preload.h): a waiter would never see our signal. Mutexes need no such
  * thing: libtofutex reads and wakes glibc's lock word (lib/glibc.c), so
  * glibc's mutex functions stay glibc's there.
  *
  * Rules:
- * - A lookup on a real handle of a name of the rwlock functions
- *   (pthread_rwlock_*, glibc's __pthread_rwlock_*) calls glibc's
- *   dlsym()/dlvsym() and, when the answer is one of glibc's rwlock
- *   functions (by address: every name and version of one has one), gives
- *   ours instead. Another library's function of that name is left alone.
+ * - A lookup on a real handle of a name of the rwlock or condition
+ *   variable functions (pthread_rwlock_*, pthread_cond_*, glibc's
+ *   __pthread_rwlock_*) calls glibc's dlsym()/dlvsym() and, when the
+ *   answer is one of glibc's functions we replace (by address: every
+ *   name and version of one has one; the condition variables' default
+ *   version, GLIBC_2.3.2), gives ours instead. Another library's function
+ *   of that name, and glibc's pre-2.3.2 condition variables, which keep
+ *   their own object behind the pointer they store, are left alone.
  * - Every other lookup, RTLD_DEFAULT and RTLD_NEXT above all, reaches
  *   glibc's function by a tail jump, with the caller's own return address:
  *   glibc finds the calling object from it (RTLD_NEXT is "after the
@@ -41,6 +46,18 @@
 #include <string.h>
 
 #include "preload.h"
+
+/* Ours for glibc's @fn in @map, else NULL (preload.h). */
+void *tfx_fn_pair_find(const struct tfx_fn_pair *map, size_t n,
+		       const void *fn)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (map[i].glibc == fn)
+			return map[i].ours;
+	return NULL;
+}
 
 #if defined(__x86_64__)
 
@@ -136,22 +153,29 @@ static void tfx_dlsym_resolve(void)
 			 __ATOMIC_RELEASE);
 }
 
-/* glibc's answer, or our rwlock function in place of glibc's. */
+/* Ours in place of glibc's rwlock or condition variable function @fn. */
+static void *tfx_dlsym_swap(void *fn)
+{
+	void *ours;
+
+	if (!fn)
+		return NULL;
+	ours = tfx_rwlock_ours(fn);
+	if (!ours)
+		ours = tfx_cond_fn_ours(fn);
+	return ours ? ours : fn;
+}
+
+/* glibc's answer, or our function in place of glibc's. */
 static void *tfx_dlsym_ours(void *handle, const char *name)
 {
-	void *fn = tfx_next_dlsym(handle, name);
-	void *ours = fn ? tfx_rwlock_ours(fn) : NULL;
-
-	return ours ? ours : fn;
+	return tfx_dlsym_swap(tfx_next_dlsym(handle, name));
 }
 
 static void *tfx_dlvsym_ours(void *handle, const char *name,
 			     const char *version)
 {
-	void *fn = tfx_next_dlvsym(handle, name, version);
-	void *ours = fn ? tfx_rwlock_ours(fn) : NULL;
-
-	return ours ? ours : fn;
+	return tfx_dlsym_swap(tfx_next_dlvsym(handle, name, version));
 }
 
 /*
@@ -177,14 +201,18 @@ static void *tfx_dlvsym_global(void *handle, const char *name,
 	return fn;
 }
 
-/* A name of an rwlock function, glibc's compat names included? */
-static bool tfx_dlsym_rwlock_name(const char *name)
+/*
+ * A name of an rwlock or condition variable function, glibc's compat
+ * names included?
+ */
+static bool tfx_dlsym_lock_name(const char *name)
 {
 	if (!name)
 		return false;
 	if (!strncmp(name, "__", 2))
 		name += 2;
-	return !strncmp(name, "pthread_rwlock_", strlen("pthread_rwlock_"));
+	return !strncmp(name, "pthread_rwlock_", strlen("pthread_rwlock_")) ||
+	       !strncmp(name, "pthread_cond_", strlen("pthread_cond_"));
 }
 
 /*
@@ -196,7 +224,7 @@ tfx_dlsym_route(void *handle, const char *name, int versioned,
 		const void *caller)
 {
 	bool fix = handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
-		   tfx_dlsym_rwlock_name(name);
+		   tfx_dlsym_lock_name(name);
 
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
 		tfx_dlsym_resolve();

@@ -131,11 +131,31 @@ struct tfx_real {
 		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
 
 /*
- * rwlock.c: our function for glibc's rwlock function at @fn (each name
- * and version of one glibc function has one address), else NULL; for
- * dlsym.c.
+ * Our own entry of pthread_NAME as tfx_self_NAME, whatever the name
+ * resolves to (a program's reference may make its PLT slot the canonical
+ * address): a hidden alias.
+ */
+#define TFX_SELF(name) \
+	extern __typeof(pthread_##name) tfx_self_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name), \
+			       visibility("hidden")))
+
+/* One row of a map from glibc's function (struct tfx_real) to ours. */
+struct tfx_fn_pair {
+	void *glibc, *ours;
+};
+
+#define TFX_OURS(g, name) { (void *)(g)->name, (void *)tfx_self_##name }
+
+/*
+ * rwlock.c, cond.c: our function for glibc's rwlock or condition
+ * variable function at @fn (each name and version of one glibc function
+ * has one address), else NULL; for dlsym.c.
  */
 TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
+TOFUTEX_HIDDEN void *tfx_cond_fn_ours(const void *fn);
+TOFUTEX_HIDDEN void *tfx_fn_pair_find(const struct tfx_fn_pair *map,
+				      size_t n, const void *fn);
 
 #if defined(__x86_64__)
 #include <link.h>

@@ -315,14 +315,6 @@ TFX_COMPAT(rwlock_wrlock);
 TFX_COMPAT(rwlock_trywrlock);
 TFX_COMPAT(rwlock_unlock);
 
-/*
- * Our own entries, whatever the names resolve to (a program's reference
- * may make its PLT slot the canonical address): hidden aliases.
- */
-#define TFX_SELF(name) \
-	extern __typeof(pthread_##name) tfx_self_##name \
-		__attribute__((copy(pthread_##name), alias("pthread_" #name), \
-			       visibility("hidden")))
 TFX_SELF(rwlock_init);
 TFX_SELF(rwlock_destroy);
 TFX_SELF(rwlock_rdlock);
@@ -335,25 +327,19 @@ TFX_SELF(rwlock_timedwrlock);
 TFX_SELF(rwlock_clockwrlock);
 TFX_SELF(rwlock_unlock);
 
-#define TFX_OURS(name) { (void *)g->name, (void *)tfx_self_##name }
-
 void *tfx_rwlock_ours(const void *fn)
 {
 	const struct tfx_real *g = tfx_glibc();
-	const struct {
-		void *glibc, *ours;
-	} map[] = {
-		TFX_OURS(rwlock_init), TFX_OURS(rwlock_destroy),
-		TFX_OURS(rwlock_rdlock), TFX_OURS(rwlock_tryrdlock),
-		TFX_OURS(rwlock_timedrdlock), TFX_OURS(rwlock_clockrdlock),
-		TFX_OURS(rwlock_wrlock), TFX_OURS(rwlock_trywrlock),
-		TFX_OURS(rwlock_timedwrlock), TFX_OURS(rwlock_clockwrlock),
-		TFX_OURS(rwlock_unlock),
+	const struct tfx_fn_pair map[] = {
+		TFX_OURS(g, rwlock_init), TFX_OURS(g, rwlock_destroy),
+		TFX_OURS(g, rwlock_rdlock), TFX_OURS(g, rwlock_tryrdlock),
+		TFX_OURS(g, rwlock_timedrdlock),
+		TFX_OURS(g, rwlock_clockrdlock),
+		TFX_OURS(g, rwlock_wrlock), TFX_OURS(g, rwlock_trywrlock),
+		TFX_OURS(g, rwlock_timedwrlock),
+		TFX_OURS(g, rwlock_clockwrlock),
+		TFX_OURS(g, rwlock_unlock),
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (map[i].glibc == fn)
-			return map[i].ours;
-	return NULL;
+	return tfx_fn_pair_find(map, sizeof(map) / sizeof(map[0]), fn);
 }

@@ -20,8 +20,10 @@
  * mutex held, for each type the preload runs.
  *
  * glibc's rwlock code cannot run on the preload's rwlocks, so it must
- * never meet them: the compat names are the preload's, and so is every
- * rwlock function dlsym() or dlvsym() finds on a handle of glibc and
+ * never meet them, nor its condition variable code the preload's
+ * condition variables: the compat names are the preload's, and so is
+ * every rwlock and condition variable function dlsym() or dlvsym() finds
+ * on a handle of glibc and
  * every rwlock, condition variable and mutex call of a plugin loaded with
  * RTLD_DEEPBIND, and of one it loads so itself (x86-64, where the preload
  * interposes them), while RTLD_DEFAULT and RTLD_NEXT still answer for the
@@ -629,6 +631,46 @@ START_TEST(test_deepbind_cond_wait_signalled)
 }
 END_TEST
 
+/*
+ * Condition variables: the functions dlsym() finds on a handle of glibc
+ * are the preload's, and a wait through them is woken by the program's
+ * pthread_cond_signal().
+ */
+START_TEST(test_dlsym_cond_wait_signalled)
+{
+	static const char *const names[] = {
+		"pthread_cond_init", "pthread_cond_destroy",
+		"pthread_cond_wait", "pthread_cond_timedwait",
+		"pthread_cond_clockwait", "pthread_cond_signal",
+		"pthread_cond_broadcast",
+	};
+	struct cwait w = { .m = PTHREAD_MUTEX_INITIALIZER,
+			   .c = PTHREAD_COND_INITIALIZER };
+	void *h = dlopen("libc.so.6", RTLD_NOW);
+	unsigned int i;
+	pthread_t t;
+
+	ck_assert(h);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(is_preloads(dlsym(h, names[i])),
+			      "dlsym(%s) is not the preload's", names[i]);
+	ck_assert(is_preloads(dlvsym(h, "pthread_cond_wait", "GLIBC_2.3.2")));
+	w.wait = (int (*)(pthread_cond_t *, pthread_mutex_t *))
+		dlsym(h, "pthread_cond_wait");
+	ck_assert_int_eq(pthread_create(&t, NULL, cwait_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	ck_assert_int_eq(pthread_mutex_lock(&w.m), 0);
+	w.ready = 1;
+	ck_assert_int_eq(pthread_cond_signal(&w.c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&w.m), 0);
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
+		      "glibc's wait sleeps on after the program's signal");
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_int_eq(pthread_cond_destroy(&w.c), 0);
+	dlclose(h);
+}
+END_TEST
+
 /* A plugin the plugin loads with RTLD_DEEPBIND calls the preload's too. */
 START_TEST(test_deepbind_nested_dlopen)
 {
@@ -837,6 +879,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_deepbind_rwlock_mutual_exclusion);
 	tcase_add_loop_test(tc, test_deepbind_rwlock_try_answers, 0, 2);
 	tcase_add_test(tc, test_deepbind_cond_wait_signalled);
+	tcase_add_test(tc, test_dlsym_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
