@@ -1197,7 +1197,11 @@ START_TEST(test_fork_child_of_writer)
 }
 END_TEST
 
-/* A timed lock that must wait, then a cancellation point. */
+/*
+ * A timed lock that must wait, then a cancellation point that waits for
+ * the cancellation: on a slow machine the lock may time out before the
+ * test has sent it.
+ */
 static void *stall_probe_main(void *arg)
 {
 	struct sleeper *p = arg;
@@ -1206,7 +1210,8 @@ static void *stall_probe_main(void *arg)
 	__atomic_store_n(&p->tid, test_gettid(), __ATOMIC_RELEASE);
 	p->ret = p->write ? pthread_rwlock_timedwrlock(p->rw, &ts) :
 			    pthread_rwlock_timedrdlock(p->rw, &ts);
-	pthread_testcancel();
+	for (;;)
+		pause();
 	return NULL;
 }
 
