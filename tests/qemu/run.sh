@@ -492,10 +492,14 @@ guest() {
 		done
 		# Plugins the preload's programs load from their own directory.
 		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
-		if [ "$guest_scope" = all ]; then
-			[ "${PROGRAMS-1}" = 0 ] || pack_programs "$root"
-			! glibc_wanted || pack_glibc "$root"
-		fi
+		# glibc's tests under tofutex-run meet the module built for
+		# this kernel: every kernel's first boot runs them; the real
+		# programs only decide user space: the ends of the list.
+		[ "$guest_scope" != all ] || [ "${PROGRAMS-1}" = 0 ] ||
+			pack_programs "$root"
+		case $guest_scope in
+		all | backends) ! glibc_wanted || pack_glibc "$root" ;;
+		esac
 	else
 		pack_preload "$root"
 		for bin in $(bench_bins); do cp "$bin" "$root/bench/"; done
@@ -736,11 +740,11 @@ has_preempt_model() {
 # guests LIST: boot each kernel of LIST (lines "kver kdir kimage") with
 # each of $preempt_modes it has. Every kernel runs what meets the kernel:
 # the Check programs and the suites on both backends (the module built
-# for it, its futex(2)). What only user space decides, the same in every
-# guest and run natively too, runs at the ends of the list (the oldest
-# kernel and the newest -rt one of the default list): the no-module
-# fallback, glibc's tests and the real programs (GUEST_SCOPE overrides
-# this). Unless PREEMPT_MODES is set, one kernel, the first with the
+# for it, its futex(2)), and glibc's tests on the module. What only user
+# space decides, the same in every guest and run natively too, runs at
+# the ends of the list (the oldest kernel and the newest -rt one of the
+# default list): the no-module fallback and the real programs
+# (GUEST_SCOPE overrides this). Unless PREEMPT_MODES is set, one kernel, the first with the
 # model, also boots preempt=none (what only the model changes: a loop
 # without a scheduling point as a soft lockup).
 guests() {
