@@ -553,6 +553,15 @@ START_TEST(test_owner_death_tid_reused)
 		      strerror(errno));
 	r = run_child(reuse_child, &mode, 3 * TEST_WAIT_NS);
 	window_close();
+	/*
+	 * The kernel gave the heir another TID (a setup step, not the
+	 * module's answer: seen on a loaded guest).
+	 */
+	if (r == 33 || r == 34 || r == 36) {
+		printf("SKIPPED: test_owner_death_tid_reused (%s): the owner's TID did not go to the heir: nothing checked\n",
+		       heirs[mode]);
+		return;
+	}
 	ck_assert_msg(r == 0,
 		      "owner's TID reused by a new %s: child %d (-1: hung; see its output)",
 		      heirs[mode], r);
