@@ -195,7 +195,7 @@ static void *tfx_dlsym_global(void *handle, const char *name)
 static void *tfx_dlvsym_global(void *handle, const char *name,
 			       const char *version)
 {
-	void *fn = tfx_next_dlvsym(handle, name, version);
+	void *fn = tfx_dlsym_swap(tfx_next_dlvsym(handle, name, version));
 
 	__asm__ volatile("" : : "r"(fn) : "memory");
 	return fn;
@@ -223,7 +223,14 @@ TOFUTEX_HIDDEN __attribute__((used)) void *
 tfx_dlsym_route(void *handle, const char *name, int versioned,
 		const void *caller)
 {
-	bool fix = handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+	/*
+	 * A versioned lookup never finds our unversioned definitions (glibc's
+	 * dlvsym() refuses the base version): RTLD_DEFAULT's is swapped too.
+	 * RTLD_NEXT's stays glibc's answer for the caller, which a wrapper
+	 * library may rely on.
+	 */
+	bool fix = handle != RTLD_NEXT &&
+		   (versioned || handle != RTLD_DEFAULT) &&
 		   tfx_dlsym_lock_name(name);
 
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
