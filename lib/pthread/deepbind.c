@@ -55,6 +55,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -295,16 +296,28 @@ static int tfx_deepbind_adds(struct dl_phdr_info *info, size_t size,
 	return 1;
 }
 
+/*
+ * Held across glibc's dlopen() and the patch: a second thread's dlopen()
+ * of a plugin the first is loading adds nothing, and would otherwise
+ * return it before the first has patched it. Recursive: a plugin's
+ * constructor may load another with RTLD_DEEPBIND; no worse than glibc's
+ * own loader lock, which its dlopen() holds there too.
+ */
+static pthread_mutex_t tfx_deepbind_lock =
+	PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
 /* glibc's dlopen() from here, then the patch of what it added. */
 static void *tfx_dlopen_deepbind(const char *file, int mode)
 {
 	struct tfx_deepbind d = { .root = NULL };
 	void *h;
 
+	pthread_mutex_lock(&tfx_deepbind_lock);
 	dl_iterate_phdr(tfx_deepbind_adds, &d.adds);
 	h = tfx_next_dlopen(file, mode);
 	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root)
 		dl_iterate_phdr(tfx_deepbind_object, &d);
+	pthread_mutex_unlock(&tfx_deepbind_lock);
 	return h;
 }
 
