@@ -455,6 +455,31 @@ START_TEST(test_dlsym_rwlock_is_the_preloads)
 }
 END_TEST
 
+/*
+ * A versioned lookup with RTLD_DEFAULT gives the preload's too: glibc's
+ * dlvsym() never answers with its unversioned definitions. (Names this
+ * program does not call: it would answer with its own PLT entry.)
+ */
+START_TEST(test_dlvsym_default_is_the_preloads)
+{
+	static const char *const found[][2] = {
+		{ "pthread_rwlock_clockwrlock", "GLIBC_2.34" },
+		{ "pthread_rwlock_clockwrlock", "GLIBC_2.30" },
+		{ "pthread_cond_clockwait", "GLIBC_2.34" },
+	};
+	unsigned int i;
+	void *fn;
+
+	for (i = 0; i < sizeof(found) / sizeof(found[0]); i++) {
+		fn = dlvsym(RTLD_DEFAULT, found[i][0], found[i][1]);
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(RTLD_DEFAULT, %s, %s) is not the preload's",
+			      found[i][0], found[i][1]);
+	}
+	ck_assert(!is_preloads(dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5")));
+}
+END_TEST
+
 /* Two threads through functions dlsym() gave, two through the names. */
 START_TEST(test_dlsym_rwlock_mutual_exclusion)
 {
@@ -671,6 +696,50 @@ START_TEST(test_dlsym_cond_wait_signalled)
 }
 END_TEST
 
+/* Rounds of dlopen() and dlclose() per thread of the race below. */
+#define DEEPBIND_RACE_ROUNDS	5000
+
+/* Each round: open the plugin, count it if it still calls glibc's. */
+static void *deepbind_race_main(void *arg)
+{
+	long i, *unpatched = arg;
+	void *(*fn)(void);
+	void *h;
+
+	for (i = 0; i < DEEPBIND_RACE_ROUNDS; i++) {
+		h = plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL |
+					     RTLD_DEEPBIND);
+		fn = (void *(*)(void))dlsym(h, "tfx_plugin_rwlock_fn");
+		if (!fn || !is_preloads(fn()))
+			(*unpatched)++;
+		dlclose(h);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads load and unload the plugin at once: a dlopen() that finds
+ * it being loaded by the other thread returns it patched too, never
+ * before the other has patched it.
+ */
+START_TEST(test_deepbind_concurrent_dlopen)
+{
+	long unpatched[2] = { 0, 0 };
+	pthread_t t[2];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						deepbind_race_main,
+						&unpatched[i]), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert(join_within(t[i], NULL, 6 * TEST_WAIT_NS));
+	ck_assert_msg(unpatched[0] + unpatched[1] == 0,
+		      "%ld of %d dlopen()s returned the plugin still calling glibc's pthread_rwlock_wrlock",
+		      unpatched[0] + unpatched[1], 2 * DEEPBIND_RACE_ROUNDS);
+}
+END_TEST
+
 /* A plugin the plugin loads with RTLD_DEEPBIND calls the preload's too. */
 START_TEST(test_deepbind_nested_dlopen)
 {
@@ -868,6 +937,7 @@ static Suite *glibc_code_suite(void)
 #if defined(__x86_64__)
 	tcase_add_test(tc, test_dlsym_rwlock_is_the_preloads);
 	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
+	tcase_add_test(tc, test_dlvsym_default_is_the_preloads);
 #endif
 	tcase_add_test(tc, test_dlsym_pseudo_handles_keep_the_caller);
 	suite_add_tcase(s, tc);
@@ -881,6 +951,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_deepbind_cond_wait_signalled);
 	tcase_add_test(tc, test_dlsym_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
+	tcase_add_test(tc, test_deepbind_concurrent_dlopen);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
 #endif
