@@ -27,7 +27,9 @@
  *   lock keeps the list of objects still (no dlsym() or dladdr() there:
  *   they take the loader's other lock).
  * - Which slots: those of R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT
- *   relocations (DT_JMPREL, DT_RELA). A slot that holds ours already is
+ *   relocations (DT_JMPREL, DT_RELA), and the R_X86_64_64 data pointers
+ *   that still hold one of glibc's rwlock or condition variable
+ *   functions (tfx_deepbind_data()). A slot that holds ours already is
  *   left alone, so patching twice writes nothing; a lazy slot (still on
  *   the PLT) is simply overwritten; a slot in the RELRO pages is written
  *   between two mprotect() calls that make that page writable and read
@@ -45,8 +47,9 @@
  * - What remains glibc's (tofutex-run(1), BUGS): the plugin's
  *   constructors run inside glibc's dlopen(), before the patch, and so do
  *   any dlopen() they make; a function pointer the plugin took before the
- *   patch stays glibc's; dlsym(RTLD_NEXT) from the plugin searches its
- *   own scope first (RTLD_DEFAULT of an interposed name is answered from
+ *   patch stays glibc's, and so do data pointers to its mutex
+ *   functions; dlsym(RTLD_NEXT) from the plugin searches its own scope
+ *   first (RTLD_DEFAULT of an interposed name is answered from
  *   the global scope, dlsym.c); dlmopen() namespaces (the preload is not
  *   loaded there) are left alone. dlclose() needs nothing: a plugin
  *   loaded again is a new load, patched again.
@@ -174,6 +177,30 @@ static void tfx_deepbind_store(void **slot, void *fn, uintptr_t ro,
 	mprotect((void *)page, len, PROT_READ);
 }
 
+/*
+ * A pointer in the object's data (R_X86_64_64: a table of functions the
+ * plugin calls through) that glibc set to one of glibc's rwlock or
+ * condition variable functions: made ours. Only a pointer that still
+ * holds exactly that function is touched (addend 0, not changed by the
+ * plugin since), and only those two kinds, whose glibc code must never
+ * meet our objects; glibc's mutex functions are safe there (lib/glibc.c).
+ */
+static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
+			      uintptr_t ro, uintptr_t ro_end)
+{
+	void **slot = (void **)(l->l_addr + r->r_offset);
+	void *cur, *fn;
+
+	if (!ELF64_R_SYM(r->r_info) || r->r_addend)
+		return;
+	cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	fn = tfx_rwlock_ours(cur);
+	if (!fn)
+		fn = tfx_cond_fn_ours(cur);
+	if (fn)
+		tfx_deepbind_store(slot, fn, ro, ro_end);
+}
+
 /* The slots of one table of RELA relocations, @size bytes, of @l. */
 static void tfx_deepbind_relocs(const struct link_map *l,
 				const ElfW(Rela) *r, size_t size,
@@ -188,6 +215,10 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 	if (!r || !sym || !str)
 		return;
 	for (; r < end; r++) {
+		if (ELF64_R_TYPE(r->r_info) == R_X86_64_64) {
+			tfx_deepbind_data(l, r, ro, ro_end);
+			continue;
+		}
 		if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT &&
 		    ELF64_R_TYPE(r->r_info) != R_X86_64_GLOB_DAT)
 			continue;
@@ -312,6 +343,8 @@ static void *tfx_dlopen_deepbind(const char *file, int mode)
 	struct tfx_deepbind d = { .root = NULL };
 	void *h;
 
+	/* glibc's functions known before the walk, where dlsym() may not run. */
+	tfx_glibc();
 	pthread_mutex_lock(&tfx_deepbind_lock);
 	dl_iterate_phdr(tfx_deepbind_adds, &d.adds);
 	h = tfx_next_dlopen(file, mode);

@@ -91,3 +91,33 @@ void *tfx_plugin_default(const char *name)
 	__asm__ volatile("" : : "r"(fn) : "memory");
 	return fn;
 }
+
+/*
+ * A table of functions the plugin calls through, filled by the dynamic
+ * linker (R_X86_64_64 data relocations, not the GOT); read through a
+ * volatile pointer, so that the compiler cannot call the names directly.
+ */
+struct tfx_plugin_ops {
+	int (*wrlock)(pthread_rwlock_t *rw);
+	int (*signal)(pthread_cond_t *c);
+};
+
+static const struct tfx_plugin_ops tfx_plugin_table = {
+	pthread_rwlock_wrlock, pthread_cond_signal,
+};
+
+static const struct tfx_plugin_ops *volatile tfx_plugin_ops =
+	&tfx_plugin_table;
+
+void *tfx_plugin_table_wrlock(void);
+void *tfx_plugin_table_signal(void);
+
+void *tfx_plugin_table_wrlock(void)
+{
+	return (void *)tfx_plugin_ops->wrlock;
+}
+
+void *tfx_plugin_table_signal(void)
+{
+	return (void *)tfx_plugin_ops->signal;
+}

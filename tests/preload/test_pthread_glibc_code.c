@@ -696,6 +696,26 @@ START_TEST(test_dlsym_cond_wait_signalled)
 }
 END_TEST
 
+/*
+ * A table of function pointers in the plugin's data, which the dynamic
+ * linker filled with glibc's functions, holds the preload's rwlock and
+ * condition variable functions.
+ */
+START_TEST(test_deepbind_function_table)
+{
+	void *h = plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL |
+					   RTLD_DEEPBIND);
+	void *(*wr)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_table_wrlock");
+	void *(*sig)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_table_signal");
+
+	ck_assert_msg(is_preloads(wr()),
+		      "the plugin's table holds glibc's pthread_rwlock_wrlock");
+	ck_assert_msg(is_preloads(sig()),
+		      "the plugin's table holds glibc's pthread_cond_signal");
+	dlclose(h);
+}
+END_TEST
+
 /* Rounds of dlopen() and dlclose() per thread of the race below. */
 #define DEEPBIND_RACE_ROUNDS	5000
 
@@ -952,6 +972,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_dlsym_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
 	tcase_add_test(tc, test_deepbind_concurrent_dlopen);
+	tcase_add_test(tc, test_deepbind_function_table);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
 #endif
