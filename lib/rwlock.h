@@ -74,7 +74,8 @@ static inline int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w,
 
 /*
  * The unlock of the word last seen as *@w that needs no backend: a reader
- * that is not the last one out, the last one when nobody waits, or the
+ * that is not the last one out, the last one when nobody waits and no
+ * writer reserved the word (the backend keeps the reservation), or the
  * writer alone in the word under the caller's known TID
  * (tofutex__tid_known()). Returns true when released; false when the
  * caller must take the full path, *@w the value found.
@@ -86,7 +87,7 @@ static inline bool tofutex_rw_try_unlock(tofutex_rwlock_t *rw, uint32_t *w)
 	if (n > 1) {
 		want = *w - 1;
 	} else if (n == 1) {
-		if (*w & TOFUTEX_WAITERS)
+		if (*w & (TOFUTEX_WAITERS | RW_HANDOFF))
 			return false;
 		want = 0;
 	} else {

@@ -646,6 +646,40 @@ out:
 }
 
 /**
+ * tofutex_rw_signal_kills() - will a pending signal end the caller's process?
+ *
+ * A signal whose default action dumps core does not make
+ * fatal_signal_pending() true until the dump begins, after the call has
+ * returned: without this look, a writer about to die of SIGQUIT or
+ * SIGABRT passes for one about to run a handler. Any unblocked pending
+ * signal left at its default action, and neither ignored nor a stop by
+ * default, kills (sig_fatal()): the signals are delivered before the
+ * process runs a handler's code. A traced caller may be judged dying
+ * when its tracer will cancel the signal: it then only loses its
+ * reservation, and takes it again when it waits again.
+ *
+ * Return: true when the process is dying.
+ */
+static bool tofutex_rw_signal_kills(void)
+{
+	struct sighand_struct *sighand = current->sighand;
+	bool fatal = false;
+	sigset_t pending;
+	int sig;
+
+	if (fatal_signal_pending(current))
+		return true;
+	spin_lock_irq(&sighand->siglock);
+	sigorsets(&pending, &current->pending.signal,
+		  &current->signal->shared_pending.signal);
+	sigandnsets(&pending, &pending, &current->blocked);
+	for (sig = 1; sig <= _NSIG && !fatal; sig++)
+		fatal = sigismember(&pending, sig) && sig_fatal(current, sig);
+	spin_unlock_irq(&sighand->siglock);
+	return fatal;
+}
+
+/**
  * tofutex_rw_withdraw() - a writer left without the word (queue.c)
  * @arg: the call, a struct tofutex_rw_call
  * @err: why it left
@@ -659,9 +693,10 @@ out:
  * readers must not slip in meanwhile, as they do not past glibc's writer
  * in its handler; if it never comes back, the top reader of the next
  * RDLOCK clears RW_HANDOFF once it has waited handoff_ns for it
- * (tofutex_rw_grant_readers()). A writer that is being killed withdraws: it
- * will not be back, and a reader that only tries (user space's tryrdlock
- * never enters the kernel) would be kept out until some reader blocks.
+ * (tofutex_rw_grant_readers()). A writer that a pending signal kills, one
+ * that dumps core too, withdraws: it will not be back, and a reader that
+ * only tries (user space's tryrdlock never enters the kernel) would be
+ * kept out until some reader blocks.
  */
 static void tofutex_rw_withdraw(void *arg, int err)
 {
@@ -669,7 +704,7 @@ static void tofutex_rw_withdraw(void *arg, int err)
 	u32 woken;
 
 	if (c->waiter.reserve && err == -ERESTARTSYS &&
-	    !fatal_signal_pending(current))
+	    !tofutex_rw_signal_kills())
 		return;
 	if (c->waiter.write)
 		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "common.h"
 #include "params.h"
@@ -121,7 +122,7 @@ static int rw_unlock(int fd, uint32_t *w, uint32_t tid, uint32_t *woken)
 		n = v & COUNT_MASK;
 		if (v == tid && cas(w, tid, 0))
 			return 0;
-		if (!(v & SHARED) || n == 0 || (n == 1 && (v & WAITERS)))
+		if (!(v & SHARED) || n == 0 || (n == 1 && v != (SHARED | 1)))
 			break;
 		if (__atomic_compare_exchange_n(w, &v, n > 1 ? v - 1 : 0,
 						false, __ATOMIC_RELEASE,
@@ -266,8 +267,17 @@ START_TEST(test_rw_uncontended_kernel_paths)
 	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
 	ck_assert_uint_eq(word, 0);
 
-	/* Stale WAITERS and RW_HANDOFF on a word nobody waits for go. */
+	/*
+	 * The last reader out of a reserved word nobody waits for keeps the
+	 * reservation; a blocking reader takes the word once it has waited
+	 * handoff_ns for the writer, and its release frees it.
+	 */
 	word = SHARED | HANDOFF | WAITERS | 1;
+	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+	ck_assert_uint_eq(word, SHARED | HANDOFF | WAITERS);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
+	ck_assert_uint_eq(word, SHARED | 1);
 	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
 	ck_assert_uint_eq(word, 0);
 	assert_no_live_states(fd);
@@ -1090,15 +1100,57 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 END_TEST
 
 /*
- * A reserving writer killed while it waits (SIGKILL, in another process
- * on a shared word) withdraws its reservation: it will not be back, and
- * readers that only try would be kept out.
+ * The last reader out while a reserving writer that a signal took out of
+ * WRLOCK runs its handler leaves the word free and still reserved, so
+ * that no reader slips in before the writer is back (glibc's readers of
+ * a writer-preferring lock wait for a writer in its handler); the writer,
+ * back, takes the word at once.
  */
+START_TEST(test_rw_last_reader_keeps_signalled_writers_reservation)
+{
+	uint32_t tid = test_gettid(), word = SHARED | 1, status = 0;
+	int fd = dev_open();
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_int_eq(w.ret, EINTR);
+	/* The writer is in its handler: the last reader leaves. */
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS),
+		      "word 0x%08x after the last reader: the reservation went",
+		      word_load(&word));
+	/* The writer is back (here, the test thread). */
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE |
+				  TOFUTEX_LOCK_RW_RESERVE, far(), &status), 0);
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, tid);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A reserving writer killed while it waits (in another process on a
+ * shared word) withdraws its reservation: it will not be back, and
+ * readers that only try would be kept out. The signals: SIGKILL, one
+ * whose default action terminates (SIGTERM), and one whose default action
+ * dumps core (SIGQUIT), which does not count as fatal in the kernel until
+ * the dump begins.
+ */
+static const int killing_signals[] = { SIGKILL, SIGTERM, SIGQUIT };
+#define N_KILLING_SIGNALS \
+	((int)(sizeof(killing_signals) / sizeof(killing_signals[0])))
+
 START_TEST(test_rw_reserving_writer_killed_withdraws)
 {
 	uint32_t *word = mmap(NULL, sizeof(*word), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int status;
+	int sig = killing_signals[_i], status;
 	pid_t pid;
 	bool ok;
 
@@ -1107,7 +1159,11 @@ START_TEST(test_rw_reserving_writer_killed_withdraws)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
 		int fd = dev_open();
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
 
 		ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)word,
 			 TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_RW_RESERVE,
@@ -1117,12 +1173,12 @@ START_TEST(test_rw_reserving_writer_killed_withdraws)
 	WAIT_UNTIL(ok, word_load(word) & HANDOFF, TEST_WAIT_NS);
 	ck_assert_msg(ok, "word 0x%08x: the writer never reserved",
 		      word_load(word));
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(kill(pid, sig), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFSIGNALED(status));
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
 	ck_assert_msg((word_load(word) & ~WAITERS) == (SHARED | 1),
-		      "word 0x%08x after the writer was killed: its reservation stayed",
-		      word_load(word));
+		      "word 0x%08x after the writer was killed by %s: its reservation stayed",
+		      word_load(word), strsignal(sig));
 	munmap(word, sizeof(*word));
 }
 END_TEST
@@ -1521,7 +1577,9 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
 	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
-	tcase_add_test(tc, test_rw_reserving_writer_killed_withdraws);
+	tcase_add_test(tc, test_rw_last_reader_keeps_signalled_writers_reservation);
+	tcase_add_loop_test(tc, test_rw_reserving_writer_killed_withdraws, 0,
+			    N_KILLING_SIGNALS);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
 	suite_add_tcase(s, tc);
 
