@@ -41,14 +41,19 @@ static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
 	uint32_t n = tofutex_rw_readers(*w), want;
 
 	*raced = false;
-	if (tofutex_rw_writer(*w) ||
-	    ((*w & RW_HANDOFF) && !reserved_ok))
-		return EBUSY;
-	if (n == RW_COUNT)
-		return EAGAIN;
-	/* A join past RW_HANDOFF keeps it: the writer still waits. */
-	want = RW_SHARED | (n + 1) | (*w & (TOFUTEX_WAITERS | RW_HANDOFF)) |
-	       waiters;
+	if (*w == 0) {
+		/* Free, the common case: one compare. */
+		want = RW_SHARED | 1 | waiters;
+	} else {
+		if (tofutex_rw_writer(*w) ||
+		    ((*w & RW_HANDOFF) && !reserved_ok))
+			return EBUSY;
+		if (n == RW_COUNT)
+			return EAGAIN;
+		/* A join past RW_HANDOFF keeps it: the writer still waits. */
+		want = RW_SHARED | (n + 1) |
+		       (*w & (TOFUTEX_WAITERS | RW_HANDOFF)) | waiters;
+	}
 	if (__atomic_compare_exchange_n(&rw->word, w, want, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
@@ -82,19 +87,18 @@ static inline int tofutex_rw_try_read_all(tofutex_rwlock_t *rw, uint32_t w,
  */
 static inline bool tofutex_rw_try_unlock(tofutex_rwlock_t *rw, uint32_t *w)
 {
-	uint32_t n = tofutex_rw_readers(*w), want, tid;
+	uint32_t want = 0, tid;
 
-	if (n > 1) {
-		want = *w - 1;
-	} else if (n == 1) {
-		if (*w & (TOFUTEX_WAITERS | RW_HANDOFF))
-			return false;
-		want = 0;
-	} else {
+	if (*w == (RW_SHARED | 1)) {
+		/* The last reader, as the ABI has it: nothing else set. */
+	} else if (!(*w & RW_SHARED)) {
 		tid = (uint32_t)tofutex__tid_known();
 		if (!tid || *w != tid)
 			return false;
-		want = 0;
+	} else if (tofutex_rw_readers(*w) > 1) {
+		want = *w - 1;
+	} else {
+		return false;
 	}
 	return __atomic_compare_exchange_n(&rw->word, w, want, false,
 					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);

@@ -354,6 +354,10 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 
 	if (__builtin_expect(type >= 0, 1)) {
 		TFX_PROBE(mutex_entry, m);
+		/* The nested lock of a RECURSIVE one, by __owner as glibc. */
+		if (type == PTHREAD_MUTEX_RECURSIVE && tid &&
+		    tfx_owner_is(m, type, tid))
+			return tfx_mutex_recurse(m);
 		if (tofutex__mutex_lock_fast(t, tid, &word)) {
 			if (__builtin_expect(tofutex__mutex_usable(t) && !tfx_prof(), 1)) {
 				tfx_locked(m, type, tid);

@@ -283,6 +283,8 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 
 	if (tfx_rwlock_kind(rw) < 0)
 		return tfx_glibc()->rwlock_trywrlock(rw);
+	if (tfx_rw_write_fast(tfx_rwlock(rw)))
+		return 0;
 	err = tofutex_rwlock_trywrlock(tfx_rwlock(rw));
 	if (tfx_prof() && !err)
 		tfx_prof_locked(rw, TFX_PROF_RWLOCK, true);
