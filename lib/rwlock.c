@@ -247,8 +247,9 @@ int tofutex_rwlock_unlock(tofutex_rwlock_t *rw)
 				return tofutex__ops()->rwunlock(rw, w);
 		} else if (!tofutex_rw_readers(w)) {
 			return EPERM;
-		} else if (w & TOFUTEX_WAITERS &&
-			   tofutex_rw_readers(w) == 1) {
+		} else if (tofutex_rw_readers(w) == 1 &&
+			   w != (RW_SHARED | 1)) {
+			/* WAITERS, or a writer's RW_HANDOFF: the backend's. */
 			return tofutex__ops()->rwunlock(rw, w);
 		}
 		/* Released here, or the word changed: look again. */

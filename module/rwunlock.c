@@ -228,8 +228,8 @@ struct tofutex_rw_unlocker {
  * @vpid:  the caller's TID
  * @freed: out: no writer or reader holds it any more
  *
- * Return: the new word (WAITERS kept while a reader still holds it; a
- * reserved word stays reserved), -EPERM when the caller holds neither the write lock nor, as far as a
+ * Return: the new word (WAITERS kept while a reader still holds it),
+ * -EPERM when the caller holds neither the write lock nor, as far as a
  * count can tell, a read lock, -EINVAL for bit 30.
  */
 static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
@@ -243,16 +243,6 @@ static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
 		*freed = false;
 		return word - 1;
 	}
-	/*
-	 * The last reader out of a reserved word leaves it free and still
-	 * reserved: the writer that reserved it may be running a signal
-	 * handler, and readers must not slip in before it is back (as they
-	 * do not past glibc's writer in its handler). WAITERS stays, so that
-	 * whoever takes the word next releases it through the kernel.
-	 */
-	if (readers == 1 && (word & TOFUTEX_RW_HANDOFF))
-		return TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF |
-		       TOFUTEX_WAITERS;
 	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
 		return 0;
 	return -EPERM;
@@ -263,10 +253,11 @@ static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
  * @arg: the struct tofutex_rw_unlocker
  *
  * Under the bucket lock, as unlock.c's tofutex_unlock_unqueued(): nobody
- * waits, so the release is all. RW_HANDOFF there is the reservation of a
- * writer out running a signal handler, or stale; either way the last
- * reader keeps it (tofutex_rw_release()), and a blocking reader clears it
- * once it has waited handoff_ns (tofutex_rw_grant_readers()).
+ * waits, so the release is all. RW_HANDOFF there is stale, or the
+ * reservation of a writer out running a signal handler; the release that
+ * frees the word clears it either way, since nothing in the kernel tells
+ * the two apart: a writer that never comes back (killed in its handler,
+ * timed out there) must not keep the word reserved for ever.
  *
  * Return: 0, -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
  */

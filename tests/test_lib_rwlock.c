@@ -54,6 +54,17 @@ START_TEST(test_rwlock_errors)
 	ck_assert_int_eq(tofutex_rwlock_unlock(&rw), EPERM);
 	ck_assert_uint_eq(rwword(&rw), 0);
 
+	/*
+	 * The last reader of a word a writer reserved releases it through
+	 * the backend (which decides what the reservation becomes), and
+	 * returns: also without WAITERS, which no backend leaves alone
+	 * with RW_HANDOFF, but which a stray store could.
+	 */
+	rw.word = TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF | 1;
+	ck_assert_int_eq(tofutex_rwlock_unlock(&rw), 0);
+	ck_assert_uint_eq(rwword(&rw) & TOFUTEX_RW_COUNT_MASK, 0);
+	rw.word = 0;
+
 	/* A full reader count: EAGAIN. */
 	rw.word = TOFUTEX_RW_SHARED | TOFUTEX_RW_COUNT_MASK;
 	ck_assert_int_eq(tofutex_rwlock_tryrdlock(&rw), EAGAIN);

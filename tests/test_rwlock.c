@@ -267,17 +267,8 @@ START_TEST(test_rw_uncontended_kernel_paths)
 	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
 	ck_assert_uint_eq(word, 0);
 
-	/*
-	 * The last reader out of a reserved word nobody waits for keeps the
-	 * reservation; a blocking reader takes the word once it has waited
-	 * handoff_ns for the writer, and its release frees it.
-	 */
+	/* Stale WAITERS and RW_HANDOFF on a word nobody waits for go. */
 	word = SHARED | HANDOFF | WAITERS | 1;
-	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
-	ck_assert_uint_eq(word, SHARED | HANDOFF | WAITERS);
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
-	ck_assert_uint_eq(word, SHARED | 1);
 	ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
 	ck_assert_uint_eq(word, 0);
 	assert_no_live_states(fd);
@@ -1100,15 +1091,14 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 END_TEST
 
 /*
- * The last reader out while a reserving writer that a signal took out of
- * WRLOCK runs its handler leaves the word free and still reserved, so
- * that no reader slips in before the writer is back (glibc's readers of
- * a writer-preferring lock wait for a writer in its handler); the writer,
- * back, takes the word at once.
+ * A reserving writer that a signal took out of WRLOCK keeps its
+ * reservation for its retry; a retry that comes after the deadline (the
+ * handler outlasted it) times out and withdraws it, rather than leaving
+ * readers kept out by a writer that is gone.
  */
-START_TEST(test_rw_last_reader_keeps_signalled_writers_reservation)
+START_TEST(test_rw_signalled_writer_retry_past_deadline_withdraws)
 {
-	uint32_t tid = test_gettid(), word = SHARED | 1, status = 0;
+	uint32_t word = SHARED | 1;
 	int fd = dev_open();
 	struct locker w;
 
@@ -1117,17 +1107,15 @@ START_TEST(test_rw_last_reader_keeps_signalled_writers_reservation)
 	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
 	locker_join(&w);
 	ck_assert_int_eq(w.ret, EINTR);
-	/* The writer is in its handler: the last reader leaves. */
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_msg(word_load(&word) == (SHARED | HANDOFF | WAITERS),
-		      "word 0x%08x after the last reader: the reservation went",
-		      word_load(&word));
-	/* The writer is back (here, the test thread). */
+	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	/* The retry, its deadline passed while the handler ran. */
 	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
 				  TOFUTEX_LOCK_DEADLINE |
-				  TOFUTEX_LOCK_RW_RESERVE, far(), &status), 0);
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, tid);
-	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+				  TOFUTEX_LOCK_RW_RESERVE, 0, NULL), ETIMEDOUT);
+	ck_assert_msg(word_load(&word) == (SHARED | 1),
+		      "word 0x%08x after the retry timed out: the reservation stayed",
+		      word_load(&word));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	ck_assert_uint_eq(word_load(&word), 0);
 	assert_no_live_states(fd);
 	close(fd);
@@ -1577,7 +1565,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
 	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
-	tcase_add_test(tc, test_rw_last_reader_keeps_signalled_writers_reservation);
+	tcase_add_test(tc, test_rw_signalled_writer_retry_past_deadline_withdraws);
 	tcase_add_loop_test(tc, test_rw_reserving_writer_killed_withdraws, 0,
 			    N_KILLING_SIGNALS);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
