@@ -1021,6 +1021,24 @@ static void rw_signal_run(bool write, bool restart)
 }
 
 /*
+ * Queue a TOFUTEX_LOCK_RW_RESERVE writer on the reader-held @word and take
+ * it out of WRLOCK with SIGUSR1 (EINTR: no SA_RESTART). It keeps its
+ * reservation: as far as the kernel can tell, it is in its handler.
+ */
+static void reserving_writer_signalled_out(int fd, uint32_t *word)
+{
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
+		      strerror(w.ret));
+}
+
+/*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) keeps its reservation for its retry: the readers' word
  * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
@@ -1031,15 +1049,8 @@ START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
-	struct locker w;
 
-	install_sigusr1(false);
-	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
-	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
-	locker_join(&w);
-	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
-		      strerror(w.ret));
+	reserving_writer_signalled_out(fd, &word);
 	ck_assert_msg(word_load(&word) & HANDOFF,
 		      "word 0x%08x: the signalled writer dropped its reservation",
 		      word_load(&word));
@@ -1064,14 +1075,10 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 {
 	uint32_t word = SHARED | 1, woken = 0;
 	int fd = dev_open();
-	struct locker w, r, back;
+	struct locker r, back;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	install_sigusr1(false);
-	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
-	locker_join(&w);
-	ck_assert_int_eq(w.ret, EINTR);
+	reserving_writer_signalled_out(fd, &word);
 	/* The writer is in its handler: a reader comes. */
 	locker_start(&r, fd, &word, false, true);
 	/* The writer is back. */
@@ -1100,14 +1107,8 @@ START_TEST(test_rw_signalled_writer_retry_past_deadline_withdraws)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
-	struct locker w;
 
-	install_sigusr1(false);
-	locker_start_flags(&w, fd, &word, true, false, TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
-	locker_join(&w);
-	ck_assert_int_eq(w.ret, EINTR);
-	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	reserving_writer_signalled_out(fd, &word);
 	/* The retry, its deadline passed while the handler ran. */
 	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
 				  TOFUTEX_LOCK_DEADLINE |
