@@ -83,7 +83,8 @@
  * (tofutex_rw_withdraw()). A withdrawal that a signal cut short leaves
  * the bits to the slow path, where the top reader waits for the writer
  * up to handoff_ns after it queued, and then clears RW_HANDOFF
- * (tofutex_rw_grant_readers()).
+ * (tofutex_rw_grant_readers()); readers that time out before that clear
+ * it as the last of them leaves a free word.
  *
  * Loops and signals
  * -----------------
@@ -614,7 +615,11 @@ static void tofutex_rw_leave(void *arg, struct task_struct **wake)
  * with: RW_HANDOFF stays on a word that a writer holds (it is the
  * writer's business) or when the top waiter is a starving writer, which
  * would raise it again; WAITERS goes only with an empty queue, since
- * every queued waiter may sleep relying on it.
+ * every queued waiter may sleep relying on it. For a reader that gave up
+ * waiting for a reservation with no writer queued (the orphan wait,
+ * rwunlock.c), the bits go only from a free word it leaves with nobody
+ * queued: the readers that waited for the writer are gone, and the next
+ * ones must not start the wait again from the beginning.
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
  * under the cmpxchg, -EFAULT when its page must be faulted in.
@@ -631,12 +636,18 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (ret || tofutex_rw_tid(word) || !(word & TOFUTEX_RW_HANDOFF))
 		goto out;
+	if (!c->waiter.write &&
+	    (!tofutex_rw_free(word) || !list_empty(&state->waiters)))
+		goto out;
 	top = tofutex_rw_first(state);
 	if (top && top->write && tofutex_rw_waited(top, ktime_get_ns()))
 		goto out;
 	newval = word & ~TOFUTEX_RW_HANDOFF;
 	if (list_empty(&state->waiters))
 		newval &= ~TOFUTEX_WAITERS;
+	/* A free word left with RW_SHARED alone is 0, as a release leaves it. */
+	if (newval == TOFUTEX_RW_SHARED)
+		newval = 0;
 	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word, newval);
 	if (!ret && cur != word)
 		ret = -EAGAIN;
@@ -706,7 +717,8 @@ static void tofutex_rw_withdraw(void *arg, int err)
 	if (c->waiter.reserve && err == -ERESTARTSYS &&
 	    !tofutex_rw_signal_kills())
 		return;
-	if (c->waiter.write)
+	/* A reader that timed out will not be back (see the pass). */
+	if (c->waiter.write || err == -ETIMEDOUT)
 		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,
 				    &woken);
 }

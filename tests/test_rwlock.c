@@ -1124,6 +1124,35 @@ START_TEST(test_rw_signalled_writer_retry_past_deadline_withdraws)
 END_TEST
 
 /*
+ * A free word reserved for a writer that is not queued (one that a signal
+ * took out and that never came back) keeps a blocking reader waiting up
+ * to handoff_ns (1 s here) for it; a reader whose deadline comes first
+ * times out, and as the last waiter to leave the free word it clears the
+ * reservation, so that the next reader does not wait from the beginning
+ * again, and a reader that only tries gets in.
+ */
+START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
+{
+	uint32_t word = SHARED | HANDOFF | WAITERS;
+	int fd = dev_open();
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE,
+				  now_ns() + 20 * NSEC_PER_MSEC, NULL),
+			 ETIMEDOUT);
+	ck_assert_msg(word_load(&word) == 0,
+		      "word 0x%08x after the reader timed out: the reservation stayed",
+		      word_load(&word));
+	ck_assert(cas(&word, 0, SHARED | 1));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
  * A reserving writer killed while it waits (in another process on a
  * shared word) withdraws its reservation: it will not be back, and
  * readers that only try would be kept out. The signals: SIGKILL, one
@@ -1557,6 +1586,7 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
 	tcase_add_test(tc, test_rw_reader_waits_for_signalled_writer);
+	tcase_add_test(tc, test_rw_timed_out_reader_clears_orphan_reservation);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	suite_add_tcase(s, tc);
 
