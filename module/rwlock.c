@@ -775,10 +775,10 @@ static int tofutex_rw_take_reused(struct tofutex_table *table,
  * @deadline: when the call gives up
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
- * A reserving writer whose deadline has passed still joins the queue,
- * and leaves it at once: it may be the retry of a writer that a signal
- * took out with its reservation kept (tofutex_rw_withdraw()), whose
- * handler outlasted the deadline, and leaving the queue withdraws it.
+ * A caller whose deadline has passed touches nothing (a writer that
+ * polls must not withdraw another's reservation); when it is the retry
+ * of a reserving writer that a signal took out (tofutex_rw_withdraw()),
+ * the reservation it leaves goes as "Writers do not starve" says.
  *
  * Return: 0, or -EDEADLK, -EAGAIN, -EPERM, -ETIMEDOUT, -ERESTARTSYS,
  * -EINVAL, -EFAULT, -EINTR, -ENOMEM.
@@ -809,8 +809,7 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	if (ret == 1)
 		ret = 0;
 	else if (ret == 0 || ret == TOFUTEX_RW_CHANGED)
-		ret = tofutex_deadline_passed(deadline) && !c.waiter.reserve ?
-			-ETIMEDOUT :
+		ret = tofutex_deadline_passed(deadline) ? -ETIMEDOUT :
 			tofutex_queue_lock(&tofutex_rw_ops, &c.q, &c, &how);
 
 	tofutex_lock_result(table, uaddr, c.q.op, ret, how, c.q.sleeps,

@@ -1098,32 +1098,6 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 END_TEST
 
 /*
- * A reserving writer that a signal took out of WRLOCK keeps its
- * reservation for its retry; a retry that comes after the deadline (the
- * handler outlasted it) times out and withdraws it, rather than leaving
- * readers kept out by a writer that is gone.
- */
-START_TEST(test_rw_signalled_writer_retry_past_deadline_withdraws)
-{
-	uint32_t word = SHARED | 1;
-	int fd = dev_open();
-
-	reserving_writer_signalled_out(fd, &word);
-	/* The retry, its deadline passed while the handler ran. */
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE |
-				  TOFUTEX_LOCK_RW_RESERVE, 0, NULL), ETIMEDOUT);
-	ck_assert_msg(word_load(&word) == (SHARED | 1),
-		      "word 0x%08x after the retry timed out: the reservation stayed",
-		      word_load(&word));
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
-}
-END_TEST
-
-/*
  * A free word reserved for a writer that is not queued (one that a signal
  * took out and that never came back) keeps a blocking reader waiting up
  * to handoff_ns (1 s here) for it; a reader whose deadline comes first
@@ -1596,7 +1570,6 @@ static Suite *rwlock_suite(void)
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
 	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
-	tcase_add_test(tc, test_rw_signalled_writer_retry_past_deadline_withdraws);
 	tcase_add_loop_test(tc, test_rw_reserving_writer_killed_withdraws, 0,
 			    N_KILLING_SIGNALS);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
