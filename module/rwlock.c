@@ -691,7 +691,7 @@ static bool tofutex_rw_signal_kills(void)
 }
 
 /**
- * tofutex_rw_withdraw() - a writer left without the word (queue.c)
+ * tofutex_rw_withdraw() - a waiter left without the word (queue.c)
  * @arg: the call, a struct tofutex_rw_call
  * @err: why it left
  *
@@ -707,7 +707,9 @@ static bool tofutex_rw_signal_kills(void)
  * (tofutex_rw_grant_readers()). A writer that a pending signal kills, one
  * that dumps core too, withdraws: it will not be back, and a reader that
  * only tries (user space's tryrdlock never enters the kernel) would be
- * kept out until some reader blocks.
+ * kept out until some reader blocks. A reader that timed out withdraws
+ * only a reservation on a free word it leaves with nobody queued
+ * (tofutex_rw_withdraw_pass()); one that a signal took out will be back.
  */
 static void tofutex_rw_withdraw(void *arg, int err)
 {
