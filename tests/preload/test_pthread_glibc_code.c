@@ -717,26 +717,32 @@ START_TEST(test_deepbind_function_table)
 END_TEST
 
 /*
- * Rounds of dlopen() and dlclose() per thread of the race below, scaled
- * (TOFUTEX_TEST_SCALE) as the other loops: on a debug kernel each round's
- * mappings cost 10-20 times as much.
+ * The race below runs for a time budget rather than a round count: one
+ * round's mappings cost ~100 times as much on a debug kernel in an
+ * emulated guest as natively, and the race is as likely in each round.
  */
 #define DEEPBIND_RACE_ROUNDS	5000
-static unsigned long deepbind_race_rounds;
+#define DEEPBIND_RACE_NS	(5 * NSEC_PER_SEC)
+
+struct deepbind_race {
+	uint64_t end_ns;
+	long rounds, unpatched;
+};
 
 /* Each round: open the plugin, count it if it still calls glibc's. */
 static void *deepbind_race_main(void *arg)
 {
-	long i, *unpatched = arg;
+	struct deepbind_race *r = arg;
 	void *(*fn)(void);
 	void *h;
 
-	for (i = 0; i < (long)deepbind_race_rounds; i++) {
+	for (; r->rounds < DEEPBIND_RACE_ROUNDS && now_ns() < r->end_ns;
+	     r->rounds++) {
 		h = plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL |
 					     RTLD_DEEPBIND);
 		fn = (void *(*)(void))dlsym(h, "tfx_plugin_rwlock_fn");
 		if (!fn || !is_preloads(fn()))
-			(*unpatched)++;
+			r->unpatched++;
 		dlclose(h);
 	}
 	return NULL;
@@ -749,20 +755,25 @@ static void *deepbind_race_main(void *arg)
  */
 START_TEST(test_deepbind_concurrent_dlopen)
 {
-	long unpatched[2] = { 0, 0 };
+	struct deepbind_race r[2] = { { 0 }, { 0 } };
 	pthread_t t[2];
 	int i;
 
-	deepbind_race_rounds = scaled(DEEPBIND_RACE_ROUNDS, 200);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
+		r[i].end_ns = now_ns() + DEEPBIND_RACE_NS;
 		ck_assert_int_eq(pthread_create(&t[i], NULL,
-						deepbind_race_main,
-						&unpatched[i]), 0);
+						deepbind_race_main, &r[i]), 0);
+	}
 	for (i = 0; i < 2; i++)
-		ck_assert(join_within(t[i], NULL, 6 * TEST_WAIT_NS));
-	ck_assert_msg(unpatched[0] + unpatched[1] == 0,
-		      "%ld of %lu dlopen()s returned the plugin still calling glibc's pthread_rwlock_wrlock",
-		      unpatched[0] + unpatched[1], 2 * deepbind_race_rounds);
+		ck_assert(join_within(t[i], NULL, DEEPBIND_RACE_NS +
+						  TEST_WAIT_NS));
+	ck_assert_msg(r[0].rounds && r[1].rounds,
+		      "a thread ran no round: %ld and %ld",
+		      r[0].rounds, r[1].rounds);
+	ck_assert_msg(r[0].unpatched + r[1].unpatched == 0,
+		      "%ld of %ld dlopen()s returned the plugin still calling glibc's pthread_rwlock_wrlock",
+		      r[0].unpatched + r[1].unpatched,
+		      r[0].rounds + r[1].rounds);
 }
 END_TEST
 
