@@ -275,11 +275,12 @@ check: lint-man
 # Every kernel series Debian ships, each in a guest (no lint, docs or
 # native runs): bookworm's 6.1 and 6.12, and trixie's 6.12 and
 # trixie-backports' 6.16 to 7.x, each of those also as -rt (-cloud is the
-# same code with fewer drivers). A guest takes 3-5 minutes on two cores,
-# a second preemption model's boot 1.5-2.
+# same code with fewer drivers), glibc's tests on the module of each
+# (GLIBC=every; make check runs them on the ends of its list). A guest
+# takes 5-8 minutes on two cores, a second preemption model's boot 2-3.
 check-matrix:
 	@tests/deps.sh all
-	+@$(QEMU_ENV) $(RUN) check $(or $(KVERS),6.1 6.12 all)
+	+@$(QEMU_ENV) GLIBC=$(or $(GLIBC),every) $(RUN) check $(or $(KVERS),6.1 6.12 all)
 
 # The documentation and the release, checked on this host (tests/docs.sh):
 # README.md's C blocks and tofutex(3)'s example compile and run, the make
@@ -638,7 +639,7 @@ help:
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'
 	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
-	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests'
+	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests; GLIBC=every: on every kernel'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'

@@ -51,7 +51,10 @@
 #   GLIBC_TESTS          only these of glibc's tests, e.g. "tst-cond1 tst-mutex1"
 #   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
 #   LOCKBOUND=0          bench: leave out the lock-bound programs
-#   GLIBC=0              leave out glibc's own tests (tests/glibc/) in the guests
+#   GLIBC=0              leave out glibc's own tests (tests/glibc/) in the guests;
+#                        GLIBC=every runs them on the module of every kernel
+#                        (default: the guests of scope "all", the ends of
+#                        the list)
 #   BENCHES              only these benchmark programs ("none": only the
 #                        real programs), e.g. "bench_lock"
 #   QEMU_ACCEL           QEMU -accel (default tcg,thread=multi)
@@ -492,13 +495,15 @@ guest() {
 		done
 		# Plugins the preload's programs load from their own directory.
 		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
-		# glibc's tests under tofutex-run meet the module built for
-		# this kernel: every kernel's first boot runs them; the real
-		# programs only decide user space: the ends of the list.
+		# The real programs only decide user space: the ends of the
+		# list. glibc's tests under tofutex-run meet the module built
+		# for this kernel, but through the same ioctls the module's
+		# own suites drive on every kernel: the ends too, unless
+		# GLIBC=every (make check-matrix).
 		[ "$guest_scope" != all ] || [ "${PROGRAMS-1}" = 0 ] ||
 			pack_programs "$root"
-		case $guest_scope in
-		all | backends) ! glibc_wanted || pack_glibc "$root" ;;
+		case $guest_scope/${GLIBC-1} in
+		all/* | backends/every) ! glibc_wanted || pack_glibc "$root" ;;
 		esac
 	else
 		pack_preload "$root"
@@ -740,11 +745,11 @@ has_preempt_model() {
 # guests LIST: boot each kernel of LIST (lines "kver kdir kimage") with
 # each of $preempt_modes it has. Every kernel runs what meets the kernel:
 # the Check programs and the suites on both backends (the module built
-# for it, its futex(2)), and glibc's tests on the module. What only user
-# space decides, the same in every guest and run natively too, runs at
-# the ends of the list (the oldest kernel and the newest -rt one of the
-# default list): the no-module fallback and the real programs
-# (GUEST_SCOPE overrides this). Unless PREEMPT_MODES is set, one kernel, the first with the
+# for it, its futex(2)). What user space decides, or what reaches the
+# module only through the ioctls those suites already drive, runs at the
+# ends of the list (the oldest kernel and the newest -rt one of the
+# default list): the no-module fallback, the real programs and glibc's
+# tests (GUEST_SCOPE and GLIBC=every override this). Unless PREEMPT_MODES is set, one kernel, the first with the
 # model, also boots preempt=none (what only the model changes: a loop
 # without a scheduling point as a soft lockup).
 guests() {
