@@ -4,11 +4,14 @@
 # Build (once per machine) the tofutex debug kernel: Debian's linux-source-6.12
 # configured as tinyconfig + tests/debug-kernel/debug.config.
 #
-# Usage: tests/debug-kernel/build.sh [rt]
+# Usage: tests/debug-kernel/build.sh [rt | packages]
 #
 # With "rt", the same debug kernel with PREEMPT_RT (debug.config, then
 # rt.config's assignments over it): lockdep, sleeping-in-atomic checks and
 # KASAN where spinlock_t is a sleeping lock and interrupts are threads.
+# With "packages", only the packages the build needs are installed, so
+# that a build started in the background afterwards (.ci/run) does not
+# use apt beside other work.
 #
 # The result lives outside the checkout, in
 #   ${TOFUTEX_CACHE:-/var/cache/tofutex}/debug-kernel-<hash>
@@ -51,9 +54,9 @@ PKGS="$SRC_PKG build-essential bc bison flex libelf-dev libssl-dev dwarves cpio 
 here=$(cd "$(dirname "$0")" && pwd)
 flavour=${1-}
 case $flavour in
-'') fragments=$here/debug.config ;;
+'' | packages) fragments=$here/debug.config ;;
 rt) fragments="$here/debug.config $here/rt.config" ;;
-*) echo "usage: $0 [rt]" >&2; exit 2 ;;
+*) echo "usage: $0 [rt | packages]" >&2; exit 2 ;;
 esac
 cache_root=${TOFUTEX_CACHE:-/var/cache/tofutex}
 jobs=${TOFUTEX_JOBS:-$(nproc)}
@@ -101,6 +104,7 @@ if [ -n "$missing" ]; then
 		die "apt-get install failed for:$missing"
 fi
 [ -r "$SRC_TAR" ] || die "$SRC_TAR missing although $SRC_PKG is installed"
+[ "$flavour" != packages ] || exit 0
 
 # --- Cache key and fast path --------------------------------------------
 src_ver=$(dpkg-query -W -f='${Version}' "$SRC_PKG")
