@@ -341,6 +341,8 @@ parse() {
 				model = substr($i, 9)
 			if ($i ~ /^cpus=/)
 				cpus = substr($i, 6)
+			if ($i == "rt=1")
+				rt = " (PREEMPT_RT)"
 		}
 		# Name the model the guest reports; one booted with preempt=X
 		# that runs another did not test what its label says.
@@ -362,8 +364,8 @@ parse() {
 		if (ok != "")
 			out(sprintf("[%s] harness: %s", k, ok))
 		if (boot != "" && end_up != "")
-			out(sprintf("[%s] guest: %s vCPUs, preemption %s; user space up %.1f s after boot, done at %.1f s",
-				k, cpus, model, boot, end_up))
+			out(sprintf("[%s] guest: %s vCPUs, preemption %s%s; user space up %.1f s after boot, done at %.1f s",
+				k, cpus, model, rt, boot, end_up))
 		if (counts == "")
 			printf "COUNTS %d %d %d\n", pass, fail, ended
 		else
