@@ -13,8 +13,9 @@
 #   [load=L] [sum=C] [p99=US]
 # and "targets: SET" (programs, lockbound, lockbound-busy; default
 # programs), which chooses the targets.
-# V is stock, tofutex (tofutex-run, module backend) or futex (tofutex-run
-# with TOFUTEX_BACKEND=futex); the counters are the module's statistics
+# V is stock, tofutex (tofutex-run, module backend), futex (tofutex-run
+# with TOFUTEX_BACKEND=futex) or tofutex/NAME=VALUE (module backend, its
+# parameter NAME set to VALUE: a column of its own); the counters are the module's statistics
 # moved by the run; value=FAILED when a run printed no metric; load is the
 # load average at the end of the run, sum a checksum of output that must
 # be the same in every run of the point.
@@ -242,6 +243,8 @@ awk -v csv="$csv" -v dat="$dat" '
 			seen[pt] = 1
 			order[++np] = pt
 		}
+		if (!(f["variant"] in has) && f["variant"] !~ /^(stock|tofutex|futex)$/)
+			extra[++nx] = f["variant"]
 		has[f["variant"]] = 1
 		if (f["unit"] != "-")
 			unit[pt] = f["unit"]
@@ -288,6 +291,11 @@ awk -v csv="$csv" -v dat="$dat" '
 			vname[++nv] = "futex"
 		title["tofutex"] = "tofutex-run"
 		title["futex"] = "futex backend"
+		# tofutex/NAME=VALUE: the module with one parameter changed.
+		for (x = 1; x <= nx; x++) {
+			vname[++nv] = extra[x]
+			title[extra[x]] = "tofutex-run " substr(extra[x], 9)
+		}
 		# The variant the targets are read on: the module where it ran.
 		pv = vname[1]
 		head = "| program | threads | unit | stock | stock spread |"
@@ -299,6 +307,10 @@ awk -v csv="$csv" -v dat="$dat" '
 		if (anyp99) {
 			head = head " stock p99 us | " title[pv] " p99 us | p99 ratio |"
 			rule = rule "--:|--:|--:|"
+			for (x = 1; x <= nx; x++) {
+				head = head " " title[extra[x]] " p99 us | p99 ratio |"
+				rule = rule "--:|--:|"
+			}
 		}
 		if ("tofutex" in has) {
 			head = head " LOCK | UNLOCK | spins | sleeps | steals | WAIT | WAKE |"
@@ -335,6 +347,11 @@ awk -v csv="$csv" -v dat="$dat" '
 				p99r[pt] = ps > 0 && pvv != "" ? sprintf("%.2f", pvv / ps) : "-"
 				line = line sprintf(" %s | %s | %s |", ps == "" ? "-" : ps,
 						    pvv == "" ? "-" : pvv, p99r[pt])
+				for (x = 1; x <= nx; x++) {
+					pvv = median(p99s[pt " " extra[x]])
+					line = line sprintf(" %s | %s |", pvv == "" ? "-" : pvv,
+							    ps > 0 && pvv != "" ? sprintf("%.2f", pvv / ps) : "-")
+				}
 			}
 			cline = ""
 			for (j = 1; j <= nk; j++) {
@@ -359,11 +376,13 @@ awk -v csv="$csv" -v dat="$dat" '
 				a1 = sp[vname[1]]
 				gsub(/,/, " ", a1)
 				rowd = sprintf("\"%s/%s\" %s %s", p[1], p[2], rt[vname[1]], a1)
-				if (nv > 1 && rt[vname[2]] != "-" && sp[vname[2]] !~ /-/) {
-					a2 = sp[vname[2]]
+				# The second series of the chart: the futex backend.
+				two = nv > 1 && vname[2] == "futex"
+				if (two && rt["futex"] != "-" && sp["futex"] !~ /-/) {
+					a2 = sp["futex"]
 					gsub(/,/, " ", a2)
-					rowd = rowd sprintf(" %s %s", rt[vname[2]], a2)
-				} else if (nv > 1)
+					rowd = rowd sprintf(" %s %s", rt["futex"], a2)
+				} else if (two)
 					rowd = rowd " 0 0 0"
 				print rowd > dat
 			}
@@ -376,6 +395,8 @@ awk -v csv="$csv" -v dat="$dat" '
 		print "range, i.e. the run did not tell the variant from stock; n/a with one round,"
 		print "which has no spread. stock spread: the stock runs'"'"' lowest and highest value /"
 		print "their median. futex backend: tofutex-run with TOFUTEX_BACKEND=futex."
+		for (x = 1; x <= nx; x++)
+			print title[extra[x]] ": tofutex-run on the module backend with its parameter " substr(extra[x], 9) " for those runs."
 		if ("tofutex" in has)
 			print "Kernel calls: the module'"'"'s statistics moved by a run of tofutex-run on the module backend, median over its runs."
 		if (loads != "")

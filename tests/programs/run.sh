@@ -503,13 +503,29 @@ bench_metric() {
 # the guest meanwhile, and worker processes that leave with _exit() print
 # no TOFUTEX_RUN_STATS line of their own). value=FAILED when the run
 # printed no metric, with rc=124 or 143 when the backstop killed it.
+# VARIANT is stock, tofutex (tofutex-run on the module), futex
+# (tofutex-run on futex(2)) or tofutex/NAME=VALUE: tofutex-run on the
+# module with its parameter NAME set to VALUE for this run only.
 bench_one() {
 	RUNNER=tofutex-run
 	[ "$3" != stock ] || RUNNER=
+	bo_param=
+	case $3 in
+	tofutex/*=*)
+		bo_param=/sys/module/tofutex/parameters/${3#tofutex/}
+		bo_param=${bo_param%%=*}
+		if ! bo_saved=$(cat "$bo_param") ||
+			! echo "${3#*=}" >"$bo_param"; then
+			say "program=$1 threads=$2 variant=$3 run=$4 unit=- value=FAILED secs=0 rc=2"
+			return
+		fi
+		;;
+	esac
 	before=$(prog_stats)
 	[ "$3" != futex ] || export TOFUTEX_BACKEND=futex
 	bench_metric "$1" "$2"
 	unset TOFUTEX_BACKEND
+	[ -z "$bo_param" ] || echo "$bo_saved" >"$bo_param"
 	d=$(prog_delta "$before" "$(prog_stats)")
 	[ -n "$metric" ] || metric="- FAILED"
 	say "program=$1 threads=$2 variant=$3 run=$4 unit=${metric% *} value=${metric#* } secs=$secs rc=$rc $d${p99:+ p99=$p99}"
@@ -567,16 +583,20 @@ lockbound_bench() {
 }
 
 # bench_rounds NAME REPEATS POINTS: programs_bench's loop over POINTS,
-# its progress lines labelled NAME.
+# its progress lines labelled NAME; in each round the variants of
+# BENCH_VARIANTS (TEST_ENV; separated by commas, see bench_one) one
+# after the other, by default stock, tofutex and futex. POINTS "none":
+# nothing.
 bench_rounds() {
 	pb_name=$1
 	shift
+	[ "$2" != none ] || return 0
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
 	for point in $(echo "$2" | tr , ' '); do
 		r=1
 		while [ $r -le "$1" ]; do
-			for v in stock tofutex futex; do
-				bench_one "${point%:*}" "${point#*:}" $v $r
+			for v in $(echo "${BENCH_VARIANTS:-stock,tofutex,futex}" | tr , ' '); do
+				bench_one "${point%:*}" "${point#*:}" "$v" $r
 			done
 			r=$((r + 1))
 		done
