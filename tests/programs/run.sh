@@ -585,12 +585,10 @@ lockbound_bench() {
 # bench_rounds NAME REPEATS POINTS: programs_bench's loop over POINTS,
 # its progress lines labelled NAME; in each round the variants of
 # BENCH_VARIANTS (TEST_ENV; separated by commas, see bench_one) one
-# after the other, by default stock, tofutex and futex. POINTS "none":
-# nothing.
+# after the other, by default stock, tofutex and futex.
 bench_rounds() {
 	pb_name=$1
 	shift
-	[ "$2" != none ] || return 0
 	pb_t0=$(cut -d" " -f1 /proc/uptime)
 	for point in $(echo "$2" | tr , ' '); do
 		r=1
