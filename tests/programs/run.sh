@@ -512,9 +512,14 @@ bench_one() {
 	bo_param=
 	case $3 in
 	tofutex/*=*)
-		bo_param=/sys/module/tofutex/parameters/${3#tofutex/}
+		bo_param=${3#tofutex/}
 		bo_param=${bo_param%%=*}
-		if ! bo_saved=$(cat "$bo_param") ||
+		# A parameter's name only: no path reaches outside the module's.
+		case $bo_param in
+		'' | *[!a-z0-9_]*) bo_param=/nonexistent ;;
+		*) bo_param=/sys/module/tofutex/parameters/$bo_param ;;
+		esac
+		if ! bo_saved=$(cat "$bo_param" 2>/dev/null) ||
 			! echo "${3#*=}" >"$bo_param"; then
 			say "program=$1 threads=$2 variant=$3 run=$4 unit=- value=FAILED secs=0 rc=2"
 			return
