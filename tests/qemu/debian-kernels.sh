@@ -278,6 +278,8 @@ fetch_one() {
 		[ -s "$img.tmp" ] || die "no vmlinuz for $rel in its packages"
 		mv "$img.tmp" "$img"
 	fi
+	# Asked for now: prune() leaves it to the run that asked (below).
+	touch "$kernels/$rel"
 	echo "$rel $root/usr/src/linux-headers-$rel $img"
 }
 
@@ -286,7 +288,9 @@ fetch_one() {
 # and an -rt release of one upload share) and the vmlinuz of every fetched
 # release that is neither the newest of its series and flavour nor one of
 # RELs (asked for by name), so that the cache keeps one release per series
-# however long it lives.
+# however long it lives. A release some run fetched or asked for in the
+# last day stays: that run may boot it or build for it after this one's
+# index update made it stale (the next prune after that day takes it).
 prune() {
 	local keep rel abi stale=() live=() pkgs
 
@@ -295,7 +299,8 @@ prune() {
 		     sed 's/^linux-headers-//'); do
 		abi=${rel%-amd64}
 		abi=${abi%-rt}
-		if grep -qxF "$rel" <<<"$keep"; then
+		if grep -qxF "$rel" <<<"$keep" ||
+		   [ -n "$(find "$kernels/$rel" -maxdepth 0 -mmin -1440 2>/dev/null)" ]; then
 			live+=("$abi")
 		else
 			stale+=("$rel")

@@ -28,7 +28,8 @@
 #   KIMAGE, KDIR, KNAME  boot this kernel image with a module built against
 #                        the build tree KDIR, instead of installed kernels;
 #                        KNAME labels it in the output (default: its release)
-#   KAPPEND              extra guest kernel command line
+#   KAPPEND              extra guest kernel command line; a preempt= in it
+#                        is every boot's model, as PREEMPT_MODES=MODEL
 #   PREEMPT_MODES        preemption models each check guest boots with:
 #                        words "default" (the kernel's own, voluntary on
 #                        Debian's PREEMPT_DYNAMIC kernels) or a preempt=
@@ -807,10 +808,42 @@ check_qemu() {
 	fi
 }
 
+# kappend_model: the value of KAPPEND's last preempt= word (the kernel
+# takes the last), "-" when it has none.
+kappend_model() {
+	local w m=- words=()
+
+	# Split as the kernel splits its command line (quotes aside).
+	IFS=$' \t\n\r\v\f' read -r -d '' -a words <<<"${KAPPEND-}" || true
+	for w in "${words[@]}"; do
+		case $w in preempt=*) m=${w#preempt=} ;; esac
+	done
+	echo "$m"
+}
+
 case $mode in
 check|bench|check-host|bench-host|check-native|check-glibc) ;;
 *) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native | check-glibc" ;;
 esac
+
+# A preempt= in KAPPEND chooses every boot's model. It is booted as
+# PREEMPT_MODES would boot it (the label and results directory name it,
+# a kernel without it is not booted, the model the guest reports must be
+# it, and no second model is booted); a second, different choice is
+# refused before anything is built.
+kmodel=$(kappend_model)
+if [ "$kmodel" != - ]; then
+	case $kmodel in
+	none | voluntary | full | lazy) ;;
+	*) die "KAPPEND's preempt=$kmodel is not a preemption model (none, voluntary, full or lazy)" ;;
+	esac
+	read -ra modes <<<"${PREEMPT_MODES:-default}"
+	case "${modes[*]}" in
+	default | "$kmodel") ;;
+	*) die "KAPPEND has preempt=$kmodel and PREEMPT_MODES=$PREEMPT_MODES: choose the model with one of them" ;;
+	esac
+	PREEMPT_MODES=$kmodel
+fi
 
 # Two runs in one work tree (several people may share one) would overwrite
 # each other's programs, modules, initramfs and results: one at a time.
