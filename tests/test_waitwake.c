@@ -28,6 +28,8 @@
 #include "common.h"
 
 #define PING_PONG_ITERS		100000UL
+/* ... or as many as fit this time, whichever is fewer (see pp_run()). */
+#define PING_PONG_BUDGET_NS	(3 * NSEC_PER_SEC)
 #define PLACEMENT_ITERS		20000UL
 #define PINNED_ITERS		2000UL
 #define CONTENDED_ITERS		1000UL
@@ -249,7 +251,9 @@ enum { SIDE_MAIN, SIDE_OTHER };
 
 struct pingpong {
 	enum pp_mode mode;
-	unsigned long iters;
+	unsigned long iters;	/* at most; on return, the ones done */
+	uint64_t budget_ns;	/* the main side's time for them, 0: none */
+	atomic_ulong limit;	/* the other side's count of them */
 	unsigned int work;	/* busy_work() units before each swap */
 	int pin[2];		/* CPU each side is pinned to, or -1 */
 	uint32_t word[2];	/* the word each side waits on */
@@ -377,7 +381,8 @@ static void *pp_other(void *arg)
 			return NULL;
 		}
 	}
-	for (i = 0; i < pp->iters && !atomic_load(&pp->failed); i++) {
+	for (i = 0; i < atomic_load(&pp->limit) && !atomic_load(&pp->failed);
+	     i++) {
 		if (!pp_step(pp, 2 * i + 1) || !pp_swap(pp, SIDE_OTHER)) {
 			pp_abort(pp);
 			break;
@@ -389,6 +394,11 @@ static void *pp_other(void *arg)
 /*
  * Run the ping-pong: the main side swaps to the other @iters times, the
  * other swaps back each time. Returns ns per swap.
+ *
+ * With a budget, the main side stops early once it is spent: at a turn
+ * of its own, where the other side waits for its wake, so the final wake
+ * below ends the other side's loop at the same count. A slow or shared
+ * machine then runs fewer rounds, not longer.
  */
 static double pp_run(struct pingpong *pp)
 {
@@ -399,6 +409,7 @@ static double pp_run(struct pingpong *pp)
 
 	pp->word[SIDE_MAIN] = PP_WAITING;
 	pp->word[SIDE_OTHER] = PP_WAITING;
+	atomic_store(&pp->limit, pp->iters);
 	atomic_store(&pp->counter, 0);
 	atomic_store(&pp->failed, false);
 	pp_pin(pp, SIDE_MAIN);
@@ -406,12 +417,18 @@ static double pp_run(struct pingpong *pp)
 
 	t0 = now_ns();
 	for (i = 0; i < pp->iters && !atomic_load(&pp->failed); i++) {
+		if (pp->budget_ns && i && now_ns() - t0 >= pp->budget_ns)
+			break;
 		if (!pp_step(pp, 2 * i) || !pp_swap(pp, SIDE_MAIN)) {
 			pp_abort(pp);
 			break;
 		}
 	}
 	t1 = now_ns();
+	if (!atomic_load(&pp->failed)) {
+		pp->iters = i;
+		atomic_store(&pp->limit, i);
+	}
 
 	/* The other side sleeps in its last swap: the final wake. */
 	word_store(&pp->word[SIDE_OTHER], PP_WAKEUP);
@@ -458,6 +475,7 @@ START_TEST(test_ping_pong)
 	struct pingpong pp = {
 		.mode = _i ? PP_SWAP : PP_WAKE_WAIT,
 		.iters = scaled(PING_PONG_ITERS, 100),
+		.budget_ns = PING_PONG_BUDGET_NS,
 		.pin = { _i == 2 ? 0 : -1, _i == 2 ? 0 : -1 },
 	};
 	struct tofutex_stats before, after;
@@ -1458,9 +1476,8 @@ static Suite *waitwake_suite(void)
 	TCase *tc;
 
 	/*
-	 * 100,000 round trips of two cross-CPU wake-ups each: about 10 s in a
-	 * quiet guest, but up to ten times that when the host's two cores are
-	 * shared with other guests. The bound only catches a hang.
+	 * Up to 100,000 round trips of two cross-CPU wake-ups each, for at
+	 * most PING_PONG_BUDGET_NS: the bound only catches a hang.
 	 */
 	tc = tcase_create("ping-pong");
 	tcase_add_checked_fixture(tc, tfail_reset, NULL);
