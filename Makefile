@@ -335,7 +335,8 @@ check-kernel:
 # kernels' preempt=none boots in `make check` catch (their soft-lockup
 # detector is on), and lockdep, KASAN and UBSAN findings do not depend on
 # the preemption model. DEBUG_PREEMPT_MODES="default none" boots both; the
-# second bounds the fuzzer at DEBUG_NONE_FUZZ_SECONDS. What goes through
+# second bounds the fuzzer at DEBUG_NONE_FUZZ_SECONDS. A preempt= in
+# KAPPEND chooses the one model instead. What goes through
 # the module runs (GUEST_SCOPE=module); the futex backend's runs, the real
 # programs (tests/programs/) and glibc's own tests (tests/glibc/) run on
 # the distro kernels only: they do not reach the module, and under this
@@ -360,7 +361,7 @@ check-debug:
 		QEMU_TIMEOUT=$(DEBUG_QEMU_TIMEOUT) TEST_ENV="$$2"; } && \
 	rc=0 && for k in $(DEBUG_KERNELS); do \
 		case $$k in \
-		default) fl= modes='$(DEBUG_PREEMPT_MODES)' name=debug ;; \
+		default) fl= modes='$(if $(filter preempt=%,$(KAPPEND)),default,$(DEBUG_PREEMPT_MODES))' name=debug ;; \
 		rt) fl=rt modes=default name=debug-rt ;; \
 		*) echo "check-debug: DEBUG_KERNELS takes default and rt, not $$k" >&2; exit 2 ;; \
 		esac; \
