@@ -107,10 +107,13 @@ static bool tfx_mutex_stalled(pthread_mutex_t *m)
 	return __atomic_load_n(&tfx_mutex(m)->state, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* One more level of a RECURSIVE mutex the caller holds. */
+/*
+ * One more level of a RECURSIVE mutex the caller holds. __nusers counts
+ * the levels after the first; glibc holds at most UINT_MAX in all.
+ */
 static int tfx_mutex_recurse(pthread_mutex_t *m)
 {
-	if (m->__data.__nusers == UINT_MAX)
+	if (m->__data.__nusers == UINT_MAX - 1)
 		return EAGAIN;
 	m->__data.__nusers++;
 	return 0;

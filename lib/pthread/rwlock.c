@@ -44,11 +44,20 @@
 #include "preload.h"
 #include "../rwlock.h"
 
+/*
+ * Our kind of @rw, or -1 for glibc's: process-shared, an unknown kind, or
+ * an object not aligned for its word (a member of a packed structure),
+ * which neither futex(2) nor the module takes, and which glibc's rwlock
+ * serves as it does without the preload (init is always glibc's, so the
+ * object has glibc's layout whoever serves it).
+ */
 int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 {
-	unsigned int flags = __atomic_load_n(&rw->__data.__flags,
-					     __ATOMIC_RELAXED);
+	unsigned int flags;
 
+	if ((uintptr_t)&rw->__data.__readers % _Alignof(uint32_t))
+		return -1;
+	flags = __atomic_load_n(&rw->__data.__flags, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) ||
 	    flags > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
 		return -1;

@@ -720,6 +720,33 @@ START_TEST(test_fork_with_held_locks)
 }
 END_TEST
 
+/*
+ * A RECURSIVE mutex holds at most UINT_MAX levels, as glibc's (its
+ * __count): a lock, trylock or timed lock past them fails with EAGAIN.
+ * Reaching them takes 2^32 locks, so the test starts one level short
+ * through the preload's count of the levels after the first, __nusers.
+ */
+START_TEST(test_recursive_level_limit)
+{
+	pthread_mutex_t m;
+	struct timespec ts;
+
+	mutex_make(&m, T_RECURSIVE);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	m.__data.__nusers = UINT_MAX - 2;	/* UINT_MAX - 1 levels */
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&m), EAGAIN);
+	ck_assert_int_eq(pthread_mutex_trylock(&m), EAGAIN);
+	ts = realtime_in(20 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), EAGAIN);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_trylock(&m), 0);
+	m.__data.__nusers = 0;			/* one level */
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(in_thread(pthread_mutex_trylock, &m), 0);
+}
+END_TEST
+
 static Suite *pthread_mutex_suite(void)
 {
 	Suite *s = suite_create("pthread_mutex under libtofutex-pthread");
@@ -732,6 +759,7 @@ static Suite *pthread_mutex_suite(void)
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_relock_by_owner, 0, T_COUNT);
+	tcase_add_test(tc, test_recursive_level_limit);
 	tcase_add_loop_test(tc, test_unlock_by_other, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_unlock_free, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_held_by_other, 0, T_COUNT);

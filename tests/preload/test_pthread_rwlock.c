@@ -1300,6 +1300,65 @@ START_TEST(test_pshared_is_glibc)
 }
 END_TEST
 
+/*
+ * A rwlock that is not aligned for its 32-bit word (a member of a packed
+ * structure) is glibc's, as without the preload: neither futex(2) nor the
+ * module takes a misaligned word. Uncontended, every call succeeds, in a
+ * new thread (whose TID the preload has not learnt) as in the main one,
+ * and the write lock is in glibc's layout (__cur_writer).
+ */
+struct misaligned {
+	pthread_rwlock_t *rw;
+	int err[8];
+};
+
+static void misaligned_calls(struct misaligned *m)
+{
+	int i = 0;
+
+	m->err[i++] = pthread_rwlock_wrlock(m->rw);
+	m->err[i++] = pthread_rwlock_unlock(m->rw);
+	m->err[i++] = pthread_rwlock_rdlock(m->rw);
+	m->err[i++] = pthread_rwlock_unlock(m->rw);
+	m->err[i++] = pthread_rwlock_tryrdlock(m->rw);
+	m->err[i++] = pthread_rwlock_unlock(m->rw);
+	m->err[i++] = pthread_rwlock_trywrlock(m->rw);
+	m->err[i++] = pthread_rwlock_unlock(m->rw);
+}
+
+static void *misaligned_main(void *arg)
+{
+	misaligned_calls(arg);
+	return NULL;
+}
+
+START_TEST(test_misaligned_is_glibc)
+{
+	_Alignas(pthread_rwlock_t) char buf[sizeof(pthread_rwlock_t) + 8];
+	struct misaligned m = { .rw = (pthread_rwlock_t *)(void *)(buf + 1) };
+	int writer;
+	pthread_t t;
+
+	rwlock_make(m.rw, _i);
+	ck_assert_int_eq(pthread_create(&t, NULL, misaligned_main, &m), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(m.err[i] == 0, "new thread, call %d: %s", i,
+			      strerror(m.err[i]));
+	misaligned_calls(&m);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(m.err[i] == 0, "main thread, call %d: %s", i,
+			      strerror(m.err[i]));
+	ck_assert_int_eq(pthread_rwlock_wrlock(m.rw), 0);
+	memcpy(&writer, (char *)m.rw + offsetof(pthread_rwlock_t,
+						__data.__cur_writer),
+	       sizeof(writer));
+	ck_assert_int_eq(writer, (int)test_gettid());
+	ck_assert_int_eq(pthread_rwlock_unlock(m.rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(m.rw), 0);
+}
+END_TEST
+
 static Suite *pthread_rwlock_suite(void)
 {
 	Suite *s = suite_create("pthread_rwlock under libtofutex-pthread");
@@ -1329,6 +1388,7 @@ static Suite *pthread_rwlock_suite(void)
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_misaligned_is_glibc, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("exclusion");
