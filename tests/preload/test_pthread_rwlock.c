@@ -5,7 +5,8 @@
  * tofutex-run (LD_PRELOAD). Each kind's recursion and EDEADLK, its
  * readers while a writer starves (glibc's preference), the timed variants
  * on both clocks, the try functions, reader-count overflow, exclusion and
- * shared readers, and the pass-through of process-shared rwlocks to glibc. The first test
+ * shared readers, and the pass-through of process-shared and misaligned
+ * rwlocks to glibc. The first test
  * fails when the preload is not in effect, so that the rest cannot pass
  * on glibc's own rwlocks.
  */
