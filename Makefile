@@ -73,7 +73,11 @@ LIB_MAP_FLAG := $(if $(LIB_MAP),-Wl$(comma)--version-script=$(LIB_MAP))
 # programs with it.
 PRELOAD_SRCS := $(filter-out lib/pthread/tofutex-run.c,$(wildcard lib/pthread/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:lib/pthread/%.c=build/lib/pthread-pic/%.o)
-PRELOAD_MAP := lib/pthread/libtofutex-pthread.map
+# The version script and its aliases, from the C library the preload is
+# built against (lib/pthread/versions.sh).
+PRELOAD_GEN := build/lib/pthread-gen
+PRELOAD_MAP := $(PRELOAD_GEN)/libtofutex-pthread.map
+PRELOAD_VERSIONS := $(PRELOAD_GEN)/pthread-versions.h
 PRELOAD_SO := build/lib/libtofutex-pthread.so.$(VERSION)
 RUN_BIN := build/bin/tofutex-run
 
@@ -183,9 +187,15 @@ $(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
 	ln -sfn $(@F) build/lib/libtofutex.so.$(SOVERSION)
 	ln -sfn libtofutex.so.$(SOVERSION) build/lib/libtofutex.so
 
-build/lib/pthread-pic/%.o: lib/pthread/%.c | $(UAPI_LINK)
+build/lib/pthread-pic/%.o: lib/pthread/%.c $(PRELOAD_VERSIONS) | $(UAPI_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(TFX_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(TFX_CFLAGS) -I$(PRELOAD_GEN) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(PRELOAD_VERSIONS): lib/pthread/versions.sh $(PRELOAD_SRCS)
+	@mkdir -p $(@D)
+	lib/pthread/versions.sh "$$($(CC) -print-file-name=libc.so.6)" \
+		$(PRELOAD_MAP) $@ $(PRELOAD_SRCS)
+$(PRELOAD_MAP): $(PRELOAD_VERSIONS)
 
 $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
 	$(CC) -shared -pthread -Wl,-soname,libtofutex-pthread.so.$(SOVERSION) \

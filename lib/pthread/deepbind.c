@@ -17,15 +17,16 @@
  *   handle and its own RTLD_DEEPBIND dlopen()s come through us). Matched
  *   by name, as the preload interposes them; a name the object defines
  *   itself stays its own, as RTLD_DEEPBIND makes it.
- * - Which objects: those this dlopen() added (the count glibc keeps in
- *   dl_iterate_phdr()'s dlpi_adds, counted from the handle's object in
- *   load order) that are the handle's object or needed (DT_NEEDED, by
- *   soname or name) by one patched before them: an object another
- *   thread's dlopen() adds meanwhile, maybe not relocated yet, is never
+ * - Which objects: from the handle's object on, in load order, those
+ *   that are the handle's object or needed (DT_NEEDED, by soname or name)
+ *   by one patched before them: all loaded and relocated when glibc's
+ *   dlopen() returned. An object another thread's dlopen() adds
+ *   meanwhile, maybe not relocated yet, is needed by none of them (the
+ *   loader never maps a second object of a name it has) and is never
  *   touched. Never glibc's own objects (libc.so.6, ld-linux, libpthread,
  *   libdl) or this library. The walk runs inside dl_iterate_phdr(), whose
- *   lock keeps the list of objects still (no dlsym() or dladdr() there:
- *   they take the loader's other lock).
+ *   lock keeps the list of objects still and walks one at a time (no
+ *   dlsym() or dladdr() there: they take the loader's other lock).
  * - Which slots: those of R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT
  *   relocations (DT_JMPREL, DT_RELA), and the R_X86_64_64 data pointers
  *   that still hold one of glibc's rwlock or condition variable
@@ -58,12 +59,12 @@
  */
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "preload.h"
+#include "str.h"
 
 #if defined(__x86_64__)
 
@@ -92,7 +93,6 @@ static unsigned int tfx_deepbind_nknown;
 /* One walk over a dlopen()'s new objects (tfx_deepbind_object()). */
 struct tfx_deepbind {
 	const struct link_map *root;	/* the handle's object */
-	unsigned long adds;		/* dlpi_adds before glibc's dlopen() */
 	unsigned int seen;		/* objects from @root on, load order */
 	unsigned int n;			/* of them, in @root's closure */
 	struct link_map dep[TFX_DEEPBIND_MAX]; /* those: l_addr, l_ld */
@@ -101,17 +101,8 @@ struct tfx_deepbind {
 /* The interposed names (see the rules above). */
 static bool tfx_deepbind_name(const char *name)
 {
-	static const char *const prefix[] = {
-		"pthread_mutex_", "pthread_cond_", "pthread_rwlock_",
-		"__pthread_mutex_", "__pthread_rwlock_",
-	};
-	unsigned int i;
-
-	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(name, prefix[i], strlen(prefix[i])))
-			return true;
-	return !strcmp(name, "dlsym") || !strcmp(name, "dlvsym") ||
-	       !strcmp(name, "dlopen");
+	return tfx_lock_fn_name(name) || tfx_str_eq(name, "dlsym") || tfx_str_eq(name, "dlvsym") ||
+	       tfx_str_eq(name, "dlopen");
 }
 
 /* glibc's objects, which bind to themselves and must stay so. */
@@ -120,12 +111,11 @@ static bool tfx_deepbind_glibc(const char *path)
 	static const char *const glibc[] = {
 		"libc.so.", "ld-linux", "libpthread.so.", "libdl.so.",
 	};
-	const char *base = strrchr(path, '/');
+	const char *base = tfx_str_base(path);
 	unsigned int i;
 
-	base = base ? base + 1 : path;
 	for (i = 0; i < sizeof(glibc) / sizeof(glibc[0]); i++)
-		if (!strncmp(base, glibc[i], strlen(glibc[i])))
+		if (tfx_str_prefix(base, glibc[i]))
 			return true;
 	return false;
 }
@@ -179,11 +169,9 @@ static void tfx_deepbind_store(void **slot, void *fn, uintptr_t ro,
 
 /*
  * A pointer in the object's data (R_X86_64_64: a table of functions the
- * plugin calls through) that glibc set to one of glibc's rwlock or
- * condition variable functions: made ours. Only a pointer that still
- * holds exactly that function is touched (addend 0, not changed by the
- * plugin since), and only those two kinds, whose glibc code must never
- * meet our objects; glibc's mutex functions are safe there (lib/glibc.c).
+ * plugin calls through) that glibc set to one of glibc's lock functions:
+ * made ours. Only a pointer that still holds exactly that function is
+ * touched (addend 0, not changed by the plugin since).
  */
 static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
 			      uintptr_t ro, uintptr_t ro_end)
@@ -194,9 +182,7 @@ static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
 	if (!ELF64_R_SYM(r->r_info) || r->r_addend)
 		return;
 	cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	fn = tfx_rwlock_ours(cur);
-	if (!fn)
-		fn = tfx_cond_fn_ours(cur);
+	fn = tfx_fn_ours(cur);
 	if (fn)
 		tfx_deepbind_store(slot, fn, ro, ro_end);
 }
@@ -272,16 +258,15 @@ static bool tfx_deepbind_needed(const struct tfx_deepbind *d,
 	const ElfW(Dyn) *dyn;
 	unsigned int i;
 
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	base = tfx_str_base(path);
 	for (i = 0; i < d->n; i++) {
 		dstr = tfx_dyn_ptr(&d->dep[i], DT_STRTAB);
 		for (dyn = d->dep[i].l_ld; dstr && dyn->d_tag != DT_NULL; dyn++) {
 			if (dyn->d_tag != DT_NEEDED)
 				continue;
 			need = dstr + dyn->d_un.d_val;
-			if ((soname && !strcmp(need, soname)) ||
-			    !strcmp(need, base) || !strcmp(need, path))
+			if ((soname && tfx_str_eq(need, soname)) ||
+			    tfx_str_eq(need, base) || tfx_str_eq(need, path))
 				return true;
 		}
 	}
@@ -303,8 +288,8 @@ static int tfx_deepbind_object(struct dl_phdr_info *info, size_t size,
 					       info->dlpi_phdr[i].p_vaddr);
 	if (!d->seen && l.l_ld != d->root->l_ld)
 		return 0;
-	/* Past what was added since, or past our bound: done. */
-	if (d->seen >= info->dlpi_adds - d->adds || d->n == TFX_DEEPBIND_MAX)
+	/* Past our bound: done. */
+	if (d->n == TFX_DEEPBIND_MAX)
 		return 1;
 	d->seen++;
 	if (!l.l_ld || (d->seen > 1 &&
@@ -319,25 +304,18 @@ static int tfx_deepbind_object(struct dl_phdr_info *info, size_t size,
 	return 0;
 }
 
-static int tfx_deepbind_adds(struct dl_phdr_info *info, size_t size,
-			     void *arg)
-{
-	(void)size;
-	*(unsigned long *)arg = info->dlpi_adds;
-	return 1;
-}
-
 /*
- * Held across glibc's dlopen() and the patch: a second thread's dlopen()
- * of a plugin the first is loading adds nothing, and would otherwise
- * return it before the first has patched it. Recursive: a plugin's
- * constructor may load another with RTLD_DEEPBIND; no worse than glibc's
- * own loader lock, which its dlopen() holds there too.
+ * glibc's dlopen() from here, then the patch of the objects of the
+ * handle. No lock of ours is held across glibc's dlopen(): a plugin's
+ * constructor that loads another with RTLD_DEEPBIND, beside another
+ * thread doing the same, would take it and the loader's in the other
+ * order, and a fork() child of a thread inside would keep it. Instead
+ * every caller patches its handle's objects itself, so that none returns
+ * before they are ours: a second thread's dlopen() of a plugin the first
+ * is loading returns once glibc has relocated it, maybe before the first
+ * thread's patch. The walks run inside dl_iterate_phdr(), under the
+ * loader's lock, one at a time; the second writes nothing.
  */
-static pthread_mutex_t tfx_deepbind_lock =
-	PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-
-/* glibc's dlopen() from here, then the patch of what it added. */
 static void *tfx_dlopen_deepbind(const char *file, int mode)
 {
 	struct tfx_deepbind d = { .root = NULL };
@@ -345,12 +323,9 @@ static void *tfx_dlopen_deepbind(const char *file, int mode)
 
 	/* glibc's functions known before the walk, where dlsym() may not run. */
 	tfx_glibc();
-	pthread_mutex_lock(&tfx_deepbind_lock);
-	dl_iterate_phdr(tfx_deepbind_adds, &d.adds);
 	h = tfx_next_dlopen(file, mode);
 	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root)
 		dl_iterate_phdr(tfx_deepbind_object, &d);
-	pthread_mutex_unlock(&tfx_deepbind_lock);
 	return h;
 }
 
@@ -388,8 +363,8 @@ static bool tfx_dlopen_same_search(const void *caller)
 	if (!a || !b || a->dls_cnt != b->dls_cnt)
 		return false;
 	for (i = 0; i < a->dls_cnt; i++)
-		if (strcmp(a->dls_serpath[i].dls_name,
-			   b->dls_serpath[i].dls_name))
+		if (!tfx_str_eq(a->dls_serpath[i].dls_name,
+				b->dls_serpath[i].dls_name))
 			return false;
 	return true;
 }
@@ -409,9 +384,9 @@ tfx_dlopen_route(const char *file, int mode, int unused, const void *caller)
 				 __ATOMIC_RELEASE);
 	}
 	if (!(mode & RTLD_DEEPBIND) || !file || !tfx_self ||
-	    strchr(file, '$'))
+	    tfx_str_has(file, '$'))
 		return (void *)tfx_next_dlopen;
-	if (!strchr(file, '/') && !tfx_dlopen_same_search(caller))
+	if (!tfx_str_has(file, '/') && !tfx_dlopen_same_search(caller))
 		return (void *)tfx_next_dlopen;
 	return (void *)tfx_dlopen_deepbind;
 }

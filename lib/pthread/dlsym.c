@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libtofutex-pthread - dlsym() and dlvsym(), so that a program that takes
- * an rwlock or condition variable function from a handle of glibc
- * (dlopen("libpthread.so.0") or dlopen("libc.so.6"), then dlsym(h,
- * "pthread_rwlock_rdlock")) gets ours. glibc's rwlock code cannot run on
- * our rwlocks: its phase bits are the low bits of our writer's TID; nor
- * its condition variable code on ours, whose words mean other things
- * (preload.h): a waiter would never see our signal. Mutexes need no such
- * thing: libtofutex reads and wakes glibc's lock word (lib/glibc.c), so
- * glibc's mutex functions stay glibc's there.
+ * a lock function from a handle of glibc (dlopen("libc.so.6") or
+ * dlopen("libpthread.so.0"), then dlsym(h, "pthread_mutex_lock")) gets
+ * ours: glibc's code cannot run on our objects. Its mutex code keeps
+ * neither a RECURSIVE mutex's depth (ours is in __nusers) nor our
+ * waiters' wake-ups (its unlock wakes only when the old word as an int is
+ * above 1; WAITERS is the sign bit); its rwlock's phase bits are the low
+ * bits of our writer's TID; its condition variables' words mean other
+ * things than ours (preload.h). This is one of the ways in that hand out
+ * ours, all listed in tofutex-run(1), NOTES:
+ *
+ * - the global scope (a program's calls, RTLD_DEFAULT, RTLD_NEXT from an
+ *   object before ours): the preload is ahead of glibc, and each of our
+ *   functions is also defined at glibc's default version of its name
+ *   (lib/pthread/versions.sh writes the aliases), so that dlvsym(), whose
+ *   lookups refuse unversioned definitions, finds it there too;
+ * - a handle of glibc: here;
+ * - an RTLD_DEEPBIND plugin's references and tables: deepbind.c.
  *
  * Rules:
- * - A lookup on a real handle of a name of the rwlock or condition
- *   variable functions (pthread_rwlock_*, pthread_cond_*, glibc's
- *   __pthread_rwlock_*) calls glibc's dlsym()/dlvsym() and, when the
+ * - A lookup on a real handle of a name of the lock functions
+ *   (tfx_lock_fn_name()) calls glibc's dlsym()/dlvsym() and, when the
  *   answer is one of glibc's functions we replace (by address: every
  *   name and version of one has one; the condition variables' default
  *   version, GLIBC_2.3.2), gives ours instead. Another library's function
@@ -29,6 +37,9 @@
  *   dlsym() ours, and its RTLD_DEFAULT lookups of the names deepbind.c
  *   interposes are made from here (the global scope, as its references
  *   now bind); its RTLD_NEXT stays glibc's (tofutex-run(1), BUGS).
+ * - Nothing here calls the C library's string functions (str.h): the
+ *   first dlsym() of a process may come from a sanitizer's runtime that
+ *   has not set up its interceptors of them yet.
  * - glibc's dlsym() and dlvsym() are those of the first object loaded
  *   after this one that defines them (libc.so.6), found in its dynamic
  *   symbol table: dlsym() cannot look itself up once it is ours. They
@@ -43,9 +54,9 @@
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "preload.h"
+#include "str.h"
 
 /* Ours for glibc's @fn in @map, else NULL (preload.h). */
 void *tfx_fn_pair_find(const struct tfx_fn_pair *map, size_t n,
@@ -57,6 +68,28 @@ void *tfx_fn_pair_find(const struct tfx_fn_pair *map, size_t n,
 		if (map[i].glibc == fn)
 			return map[i].ours;
 	return NULL;
+}
+
+void *tfx_fn_ours(const void *fn)
+{
+	void *ours = tfx_mutex_fn_ours(fn);
+
+	if (!ours)
+		ours = tfx_rwlock_ours(fn);
+	if (!ours)
+		ours = tfx_cond_fn_ours(fn);
+	return ours;
+}
+
+bool tfx_lock_fn_name(const char *name)
+{
+	if (!name)
+		return false;
+	if (tfx_str_prefix(name, "__"))
+		name += 2;
+	return tfx_str_prefix(name, "pthread_mutex_") ||
+	       tfx_str_prefix(name, "pthread_rwlock_") ||
+	       tfx_str_prefix(name, "pthread_cond_");
 }
 
 #if defined(__x86_64__)
@@ -111,7 +144,7 @@ void *tfx_elf_sym(const struct link_map *l, const char *name)
 	do {
 		if ((chain[i - gh[1]] | 1) == (h | 1) &&
 		    sym[i].st_shndx != SHN_UNDEF &&
-		    !strcmp(str + sym[i].st_name, name))
+		    tfx_str_eq(str + sym[i].st_name, name))
 			return (void *)(l->l_addr + sym[i].st_value);
 	} while (!(chain[i++ - gh[1]] & 1));
 	return NULL;
@@ -153,16 +186,11 @@ static void tfx_dlsym_resolve(void)
 			 __ATOMIC_RELEASE);
 }
 
-/* Ours in place of glibc's rwlock or condition variable function @fn. */
+/* Ours in place of glibc's lock function @fn, else @fn. */
 static void *tfx_dlsym_swap(void *fn)
 {
-	void *ours;
+	void *ours = fn ? tfx_fn_ours(fn) : NULL;
 
-	if (!fn)
-		return NULL;
-	ours = tfx_rwlock_ours(fn);
-	if (!ours)
-		ours = tfx_cond_fn_ours(fn);
 	return ours ? ours : fn;
 }
 
@@ -195,24 +223,10 @@ static void *tfx_dlsym_global(void *handle, const char *name)
 static void *tfx_dlvsym_global(void *handle, const char *name,
 			       const char *version)
 {
-	void *fn = tfx_dlsym_swap(tfx_next_dlvsym(handle, name, version));
+	void *fn = tfx_next_dlvsym(handle, name, version);
 
 	__asm__ volatile("" : : "r"(fn) : "memory");
 	return fn;
-}
-
-/*
- * A name of an rwlock or condition variable function, glibc's compat
- * names included?
- */
-static bool tfx_dlsym_lock_name(const char *name)
-{
-	if (!name)
-		return false;
-	if (!strncmp(name, "__", 2))
-		name += 2;
-	return !strncmp(name, "pthread_rwlock_", strlen("pthread_rwlock_")) ||
-	       !strncmp(name, "pthread_cond_", strlen("pthread_cond_"));
 }
 
 /*
@@ -224,14 +238,12 @@ tfx_dlsym_route(void *handle, const char *name, int versioned,
 		const void *caller)
 {
 	/*
-	 * A versioned lookup never finds our unversioned definitions (glibc's
-	 * dlvsym() refuses the base version): RTLD_DEFAULT's is swapped too.
-	 * RTLD_NEXT's stays glibc's answer for the caller, which a wrapper
-	 * library may rely on.
+	 * The global scope finds ours by itself, in every version we define
+	 * (see above); RTLD_NEXT is glibc's answer for the caller, which a
+	 * wrapper library may rely on.
 	 */
-	bool fix = handle != RTLD_NEXT &&
-		   (versioned || handle != RTLD_DEFAULT) &&
-		   tfx_dlsym_lock_name(name);
+	bool fix = handle != RTLD_NEXT && handle != RTLD_DEFAULT &&
+		   tfx_lock_fn_name(name);
 
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
 		tfx_dlsym_resolve();

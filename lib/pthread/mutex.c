@@ -574,3 +574,31 @@ int pthread_mutex_consistent(pthread_mutex_t *m)
 		return tfx_glibc()->mutex_consistent(m);
 	return EINVAL;
 }
+
+TFX_SELF(mutex_init);
+TFX_SELF(mutex_destroy);
+TFX_SELF(mutex_lock);
+TFX_SELF(mutex_trylock);
+TFX_SELF(mutex_timedlock);
+TFX_SELF(mutex_clocklock);
+TFX_SELF(mutex_unlock);
+TFX_SELF(mutex_consistent);
+
+/*
+ * glibc's mutex code on ours would keep neither our RECURSIVE depth nor
+ * our waiters' wake-ups (WAITERS is the sign bit its unlock does not wake
+ * for): a program that takes these functions from a handle of glibc, or a
+ * plugin's table that glibc filled (dlsym.c, deepbind.c), gets ours.
+ */
+void *tfx_mutex_fn_ours(const void *fn)
+{
+	const struct tfx_real *g = tfx_glibc();
+	const struct tfx_fn_pair map[] = {
+		TFX_OURS(g, mutex_init), TFX_OURS(g, mutex_destroy),
+		TFX_OURS(g, mutex_lock), TFX_OURS(g, mutex_trylock),
+		TFX_OURS(g, mutex_timedlock), TFX_OURS(g, mutex_clocklock),
+		TFX_OURS(g, mutex_unlock), TFX_OURS(g, mutex_consistent),
+	};
+
+	return tfx_fn_pair_find(map, sizeof(map) / sizeof(map[0]), fn);
+}

@@ -81,6 +81,7 @@
 #include <pthread.h>
 
 #include "../mutex.h"
+#include "pthread-versions.h"
 #include "probe.h"
 #include "profile.h"
 #include "stats.h"
@@ -133,12 +134,40 @@ struct tfx_real {
 /*
  * Our own entry of pthread_NAME as tfx_self_NAME, whatever the name
  * resolves to (a program's reference may make its PLT slot the canonical
- * address): a hidden alias.
+ * address): a hidden alias. And pthread_NAME at each version of glibc's
+ * that is the same function as its default one (TFX_VERSIONS_NAME,
+ * written by versions.sh with the version script): dlvsym() finds ours
+ * at every version a program may ask for.
  */
 #define TFX_SELF(name) \
 	extern __typeof(pthread_##name) tfx_self_##name \
 		__attribute__((copy(pthread_##name), alias("pthread_" #name), \
-			       visibility("hidden")))
+			       visibility("hidden"))); \
+	TFX_VERSIONS_##name
+
+/*
+ * One such version, @ver (@tag, the same as a C name): an entry that
+ * jumps to ours. Not an alias: the linker drops a plain definition that
+ * has an alias at another version of the same name in its object.
+ */
+#if defined(__x86_64__)
+#define TFX_VERSION_JUMP "endbr64\n\tjmp "
+#elif defined(__aarch64__)
+#define TFX_VERSION_JUMP "bti c\n\tb "
+#endif
+#ifdef TFX_VERSION_JUMP
+#define TFX_VERSION(name, tag, ver) \
+	__asm__(".text\n" \
+		".globl tfx_v_" #name "_" #tag "\n" \
+		".type tfx_v_" #name "_" #tag ", %function\n" \
+		"tfx_v_" #name "_" #tag ":\n\t" \
+		TFX_VERSION_JUMP "tfx_self_" #name "\n" \
+		".size tfx_v_" #name "_" #tag ", .-tfx_v_" #name "_" #tag "\n" \
+		".symver tfx_v_" #name "_" #tag ", pthread_" #name "@" ver)
+#else
+#define TFX_VERSION(name, tag, ver) TFX_NO_VERSIONS
+#endif
+#define TFX_NO_VERSIONS _Static_assert(1, "")
 
 /* One row of a map from glibc's function (struct tfx_real) to ours. */
 struct tfx_fn_pair {
@@ -148,14 +177,22 @@ struct tfx_fn_pair {
 #define TFX_OURS(g, name) { (void *)(g)->name, (void *)tfx_self_##name }
 
 /*
- * rwlock.c, cond.c: our function for glibc's rwlock or condition
- * variable function at @fn (each name and version of one glibc function
- * has one address), else NULL; for dlsym.c.
+ * mutex.c, rwlock.c, cond.c: our function for glibc's mutex, rwlock or
+ * condition variable function at @fn (each name and version of one glibc
+ * function has one address), else NULL; tfx_fn_ours() (dlsym.c) asks
+ * all three.
  */
+TOFUTEX_HIDDEN void *tfx_mutex_fn_ours(const void *fn);
 TOFUTEX_HIDDEN void *tfx_rwlock_ours(const void *fn);
 TOFUTEX_HIDDEN void *tfx_cond_fn_ours(const void *fn);
+TOFUTEX_HIDDEN void *tfx_fn_ours(const void *fn);
 TOFUTEX_HIDDEN void *tfx_fn_pair_find(const struct tfx_fn_pair *map,
 				      size_t n, const void *fn);
+/*
+ * dlsym.c: is @name one of the lock functions' names we interpose
+ * (pthread_{mutex,cond,rwlock}_*, glibc's __pthread_{mutex,rwlock}_*)?
+ */
+TOFUTEX_HIDDEN bool tfx_lock_fn_name(const char *name);
 
 #if defined(__x86_64__)
 #include <link.h>

@@ -15,20 +15,35 @@
  * module means the futex backend, chosen on first use as usual.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "preload.h"
+#include "str.h"
 
-/* Does the program's pthread_mutex_lock() come from this library? */
+/*
+ * Was this library loaded with the program (LD_PRELOAD) rather than by
+ * dlopen()? The objects loaded with the program come first in the
+ * loader's list, preloaded ones ahead of the C library, which every
+ * dynamically linked program loads at start; a dlopen()ed one comes after
+ * it. (Whose pthread_mutex_lock() the program calls does not tell: a
+ * sanitizer's runtime or the user's interposer may come before ours.)
+ */
 static bool tfx_preloaded(void)
 {
-	void *fn = dlsym(RTLD_DEFAULT, "pthread_mutex_lock");
-	Dl_info theirs, ours;
+	struct link_map *l = NULL;
+	Dl_info info;
 
-	return fn && dladdr(fn, &theirs) && dladdr((void *)tfx_preloaded, &ours) &&
-	       theirs.dli_fbase == ours.dli_fbase;
+	if (!dladdr1((void *)tfx_preloaded, &info, (void **)&l,
+		     RTLD_DL_LINKMAP) || !l)
+		return false;
+	for (l = l->l_prev; l; l = l->l_prev)
+		if (l->l_name && tfx_str_prefix(tfx_str_base(l->l_name),
+						"libc.so."))
+			return false;
+	return true;
 }
 
 __attribute__((constructor)) static void tfx_start(void)

@@ -2,8 +2,10 @@
 /*
  * tofutex-run [--profile[=FILE]] [--] CMD [ARGS...] - run a program with
  * its pthread mutexes, condition variables and reader/writer locks on
- * tofutex: exec CMD with libtofutex-pthread.so first in LD_PRELOAD (and
- * TOFUTEX_PROFILE set for --profile). See tofutex-run(1).
+ * tofutex: exec CMD with libtofutex-pthread.so in LD_PRELOAD (and
+ * TOFUTEX_PROFILE set for --profile). See tofutex-run(1). It comes last
+ * there: after the sanitizer runtime CMD is built with, if any, and after
+ * the user's own LD_PRELOAD.
  *
  * The library is looked for, in this order: TOFUTEX_RUN_LIBRARY; relative
  * to this program's own location, at the path from the install's BINDIR
@@ -134,6 +136,81 @@ static bool is_static_elf(const char *file, bool *tofutex)
 	return !interp;
 }
 
+/* @file's offset of the address @vaddr, from its PT_LOAD headers; -1 if none. */
+static off_t elf_offset(int fd, const Elf64_Ehdr *eh, Elf64_Addr vaddr)
+{
+	Elf64_Phdr ph;
+	int i;
+
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh->e_phoff + (Elf64_Off)i * sizeof(ph))) !=
+		    sizeof(ph))
+			return -1;
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			return (off_t)(ph.p_offset + (vaddr - ph.p_vaddr));
+	}
+	return -1;
+}
+
+/*
+ * The sanitizer runtime @file needs (DT_NEEDED libasan.so.N, libtsan,
+ * liblsan, libubsan, libhwasan: gcc's -fsanitize=...), in @buf; NULL if
+ * none, or not a 64-bit ELF file of ours to read.
+ */
+static const char *sanitizer_runtime(const char *file, char *buf, size_t len)
+{
+	static const char *const runtime[] = {
+		"libasan.so.", "libtsan.so.", "liblsan.so.", "libubsan.so.",
+		"libhwasan.so.",
+	};
+	Elf64_Dyn dyn[512];
+	Elf64_Addr strtab = 0;
+	const char *found = NULL;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	ssize_t got = 0;
+	off_t stroff;
+	size_t i, j, n;
+	int fd;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph))
+		goto out;
+	for (i = 0; i < eh.e_phnum && !got; i++)
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof(ph))) ==
+		    sizeof(ph) && ph.p_type == PT_DYNAMIC)
+			got = pread(fd, dyn,
+				    ph.p_filesz < sizeof(dyn) ? ph.p_filesz :
+								sizeof(dyn),
+				    (off_t)ph.p_offset);
+	n = got > 0 ? (size_t)got / sizeof(dyn[0]) : 0;
+	for (i = 0; i < n && dyn[i].d_tag != DT_NULL; i++)
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab = dyn[i].d_un.d_ptr;
+	stroff = strtab ? elf_offset(fd, &eh, strtab) : -1;
+	for (i = 0; stroff >= 0 && !found && i < n && dyn[i].d_tag != DT_NULL;
+	     i++) {
+		if (dyn[i].d_tag != DT_NEEDED ||
+		    pread(fd, buf, len - 1,
+			  stroff + (off_t)dyn[i].d_un.d_val) <= 0)
+			continue;
+		buf[len - 1] = '\0';
+		for (j = 0; j < sizeof(runtime) / sizeof(runtime[0]); j++)
+			if (!strncmp(buf, runtime[j], strlen(runtime[j])))
+				found = buf;
+	}
+out:
+	close(fd);
+	return found;
+}
+
 /*
  * Why the dynamic linker would ignore LD_PRELOAD for @file run by us
  * (secure-execution mode), or NULL.
@@ -234,8 +311,8 @@ static int set_profile(const char *arg)
 
 int main(int argc, char **argv)
 {
-	char lib[PATH_MAX], cmd[PATH_MAX], *preload;
-	const char *old, *path, *why;
+	char lib[PATH_MAX], cmd[PATH_MAX], sanbuf[64], *preload;
+	const char *old, *path, *why, *san = NULL, *runtime;
 	bool tofutex = false;
 	int first = 1;
 
@@ -289,19 +366,26 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"%s: %s %s: the dynamic linker ignores LD_PRELOAD for it; it runs on glibc's locks\n",
 				prog, cmd, why);
+		else
+			san = sanitizer_runtime(cmd, sanbuf, sizeof(sanbuf));
 	}
 
+	/*
+	 * The order of LD_PRELOAD: a sanitizer runtime CMD needs first (ASan
+	 * refuses to start behind another library; TSan must see the lock
+	 * calls before us, and passes them on to ours), then the user's own
+	 * interposers, whose calls go on to ours (RTLD_NEXT), then ours.
+	 */
 	old = getenv("LD_PRELOAD");
-	if (old && *old) {
-		preload = malloc(strlen(path) + strlen(old) + 2);
-		if (!preload) {
-			perror(prog);
-			return 127;
-		}
-		sprintf(preload, "%s:%s", path, old);
-	} else {
-		preload = (char *)path;
+	runtime = san ? san : "";
+	preload = malloc(strlen(runtime) + (old ? strlen(old) : 0) +
+			 strlen(path) + 3);
+	if (!preload) {
+		perror(prog);
+		return 127;
 	}
+	sprintf(preload, "%s%s%s%s%s", runtime, *runtime ? ":" : "",
+		old ? old : "", old && *old ? ":" : "", path);
 	if (setenv("LD_PRELOAD", preload, 1)) {
 		perror(prog);
 		return 127;

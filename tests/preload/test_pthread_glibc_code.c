@@ -127,7 +127,12 @@ static struct way way_get(int w)
 		h = glibc_handle();
 		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
 		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
+#if defined(__x86_64__)
+		/* The preload's dlsym() hands out its own (dlsym.c). */
+		ck_assert(f.lock && is_preloads((void *)f.lock));
+#else
 		ck_assert(f.lock && !is_preloads((void *)f.lock));
+#endif
 		break;
 	case W_DEEPBIND:
 		h = plugin_open(PLUGIN_NAME, RTLD_LOCAL | RTLD_DEEPBIND);
@@ -288,6 +293,47 @@ START_TEST(test_glibc_code_mutual_exclusion)
 }
 END_TEST
 
+static void *trylock_main(void *arg)
+{
+	return (void *)(intptr_t)pthread_mutex_trylock(arg);
+}
+
+/* Another thread's trylock of @m. */
+static int trylock_other(pthread_mutex_t *m)
+{
+	pthread_t t;
+	void *ret;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, trylock_main, m), 0);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	return (int)(intptr_t)ret;
+}
+
+/*
+ * _i: way. A RECURSIVE mutex locked through the plain names, then once
+ * more and released through the way: still held by the outer level, for
+ * every other thread, until the plain unlock (glibc's own unlock there
+ * would find its depth at 0 and free the word).
+ */
+START_TEST(test_glibc_code_recursion_keeps_the_outer_level)
+{
+	struct way f = way_get(_i);
+	pthread_mutex_t m;
+
+	mutex_make(&m, T_RECURSIVE);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(f.lock(&m), 0);
+	ck_assert_int_eq(f.unlock(&m), 0);
+	ck_assert_msg(trylock_other(&m) == EBUSY,
+		      "%s: another thread took a held RECURSIVE mutex",
+		      way_name[_i]);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(trylock_other(&m), 0);
+	/* Taken and never released by that thread, which exited. */
+	ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+}
+END_TEST
+
 /* ---- rwlocks: glibc's compat names ---- */
 
 typedef int (*rwlock_fn)(pthread_rwlock_t *);
@@ -417,10 +463,20 @@ END_TEST
 /* Interposed on x86-64 alone (lib/pthread/dlsym.c). */
 #if defined(__x86_64__)
 
-/* Every rwlock function, by each name and version, is the preload's. */
-START_TEST(test_dlsym_rwlock_is_the_preloads)
+/*
+ * Every mutex, rwlock and condition variable function, by each name and
+ * version, is the preload's.
+ */
+START_TEST(test_dlsym_lock_functions_are_the_preloads)
 {
 	static const char *const names[] = {
+		"pthread_mutex_init", "pthread_mutex_destroy",
+		"pthread_mutex_lock", "pthread_mutex_trylock",
+		"pthread_mutex_timedlock", "pthread_mutex_clocklock",
+		"pthread_mutex_unlock", "pthread_mutex_consistent",
+		"pthread_cond_init", "pthread_cond_destroy", "pthread_cond_wait",
+		"pthread_cond_timedwait", "pthread_cond_clockwait",
+		"pthread_cond_signal", "pthread_cond_broadcast",
 		"pthread_rwlock_init", "pthread_rwlock_destroy",
 		"pthread_rwlock_rdlock", "pthread_rwlock_tryrdlock",
 		"pthread_rwlock_timedrdlock", "pthread_rwlock_clockrdlock",
@@ -446,10 +502,21 @@ START_TEST(test_dlsym_rwlock_is_the_preloads)
 		fn = dlvsym(h[j], "__pthread_rwlock_rdlock", "GLIBC_2.2.5");
 		ck_assert_msg(fn && is_preloads(fn),
 			      "dlvsym(__pthread_rwlock_rdlock) is not the preload's");
+		fn = dlvsym(h[j], "__pthread_mutex_lock", "GLIBC_2.2.5");
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(__pthread_mutex_lock) is not the preload's");
+		fn = dlvsym(h[j], "pthread_cond_wait", "GLIBC_2.3.2");
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(pthread_cond_wait) is not the preload's");
 	}
-	/* Other functions stay glibc's. */
+	/*
+	 * Other functions stay glibc's, and so does the condition variable
+	 * of glibc before 2.3.2, another function for another object.
+	 */
 	ck_assert(!is_preloads(dlsym(h[1], "malloc")));
-	ck_assert(!is_preloads(dlsym(h[1], "pthread_mutex_lock")));
+	ck_assert(!is_preloads(dlsym(h[1], "pthread_mutexattr_init")));
+	ck_assert(!is_preloads(dlvsym(h[1], "pthread_cond_wait",
+				      "GLIBC_2.2.5")));
 	dlclose(h[0]);
 	dlclose(h[1]);
 }
@@ -466,6 +533,10 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 		{ "pthread_rwlock_clockwrlock", "GLIBC_2.34" },
 		{ "pthread_rwlock_clockwrlock", "GLIBC_2.30" },
 		{ "pthread_cond_clockwait", "GLIBC_2.34" },
+		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
+		{ "pthread_mutex_timedlock", "GLIBC_2.2.5" },
+		{ "pthread_mutex_timedlock", "GLIBC_2.34" },
+		{ "pthread_mutex_consistent", "GLIBC_2.12" },
 	};
 	unsigned int i;
 	void *fn;
@@ -959,6 +1030,8 @@ static Suite *glibc_code_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_glibc_code_waits_for_and_wakes_ours, 0,
 			    W_COUNT * T_COUNT);
+	tcase_add_loop_test(tc, test_glibc_code_recursion_keeps_the_outer_level,
+			    0, W_COUNT);
 	tcase_add_loop_test(tc, test_glibc_code_mutual_exclusion, 0,
 			    W_COUNT * T_COUNT);
 	suite_add_tcase(s, tc);
@@ -972,7 +1045,7 @@ static Suite *glibc_code_suite(void)
 	tc = tcase_create("rwlock dlsym");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 #if defined(__x86_64__)
-	tcase_add_test(tc, test_dlsym_rwlock_is_the_preloads);
+	tcase_add_test(tc, test_dlsym_lock_functions_are_the_preloads);
 	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
 	tcase_add_test(tc, test_dlvsym_default_is_the_preloads);
 #endif
