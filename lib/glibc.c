@@ -3,11 +3,12 @@
  * libtofutex - a lock word that glibc's own mutex code has used.
  *
  * The pthread preload (lib/pthread/) keeps its mutexes' lock word in
- * glibc's __lock, and some glibc code cannot be kept away from them: a
- * plugin loaded with RTLD_DEEPBIND or a pthread_mutex_lock() taken with
- * dlsym() from a handle binds to glibc's functions, and glibc's wait on a
- * process-shared condition variable unlocks and relocks the mutex with its
- * internal functions. glibc's protocol on the word ("mutex take 2"):
+ * glibc's __lock, and some glibc code cannot be kept away from them:
+ * where the preload cannot hand out its own functions (a plugin loaded
+ * with RTLD_DEEPBIND, in its constructors; a handle's dlsym() on other
+ * architectures than x86-64; tofutex-run(1), BUGS), and glibc's wait on
+ * a process-shared condition variable, which unlocks and relocks the
+ * mutex with its internal functions. glibc's protocol on the word ("mutex take 2"):
  *
  *   lock    0 -> 1 with a compare-and-swap; when that fails, exchange in
  *           2 until the old value was 0, FUTEX_WAIT (private) for 2

@@ -44,7 +44,10 @@ set -euo pipefail
 
 # systemtap-sdt-dev: <sys/sdt.h>, glibc's probe points in the pthread
 # preload (lib/pthread/probe.h; without it the library builds without them).
-build=(build-essential check systemtap-sdt-dev)
+# valgrind: tests/tools/run.sh (check-native) runs the drop-in under
+# memcheck, helgrind and drd; gcc's sanitizer runtimes (libasan8, libtsan2,
+# ...) come with build-essential.
+build=(build-essential check systemtap-sdt-dev valgrind)
 headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils

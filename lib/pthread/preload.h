@@ -34,14 +34,15 @@
  * locks or unlocks it (pthread_cond_* included), by name in any version
  * a program asks for, and glibc's compat names __pthread_mutex_{init,
  * destroy,lock,trylock,unlock}@GLIBC_2.2.5; the rest (prioceiling) accept
- * only priority-protect mutexes, which are glibc's. A plugin loaded with
- * RTLD_DEEPBIND gets ours once glibc's dlopen() has loaded it
+ * only priority-protect mutexes, which are glibc's. Each is defined at
+ * every version glibc has that function at (versions.sh); dlsym() and
+ * dlvsym() on a handle of glibc give ours (dlsym.c, x86-64); a plugin
+ * loaded with RTLD_DEEPBIND gets ours once glibc's dlopen() has loaded it
  * (deepbind.c, x86-64). What is not: glibc's own code still reaches our
  * mutexes from such a plugin where deepbind.c cannot act (its
- * constructors, other architectures), through a function taken with
- * dlsym() from a handle of libc.so.6 or libpthread.so.0, and inside
- * glibc's wait on a process-shared condition variable used with one of
- * our mutexes (cond.c). libtofutex interoperates with glibc's protocol
+ * constructors, other architectures), through a handle's function on
+ * other architectures, and inside glibc's wait on a process-shared
+ * condition variable used with one of our mutexes (cond.c). libtofutex interoperates with glibc's protocol
  * on the word (lib/glibc.c), and the ERRORCHECK and RECURSIVE owner is
  * kept where glibc looks (mutex.c); what remains is in tofutex-run(1),
  * BUGS.

@@ -212,6 +212,26 @@ out:
 }
 
 /*
+ * The valgrind tool that checks glibc's pthread functions themselves
+ * (helgrind, drd: they wrap libc's, not ours), if @argv runs valgrind
+ * with one; else NULL.
+ */
+static const char *pthread_checker(char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	int i;
+
+	base = base ? base + 1 : argv[0];
+	if (strcmp(base, "valgrind") && strcmp(base, "valgrind.bin"))
+		return NULL;
+	for (i = 1; argv[i] && argv[i][0] == '-'; i++)
+		if (!strcmp(argv[i], "--tool=helgrind") ||
+		    !strcmp(argv[i], "--tool=drd"))
+			return argv[i] + 7;
+	return NULL;
+}
+
+/*
  * Why the dynamic linker would ignore LD_PRELOAD for @file run by us
  * (secure-execution mode), or NULL.
  */
@@ -370,6 +390,16 @@ int main(int argc, char **argv)
 			san = sanitizer_runtime(cmd, sanbuf, sizeof(sanbuf));
 	}
 
+	why = pthread_checker(argv + first);
+	if (why) {
+		fprintf(stderr,
+			"%s: %s checks glibc's pthread functions, which the preload would replace: running it without the preload\n",
+			prog, why);
+		execvp(argv[first], argv + first);
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[first],
+			strerror(errno));
+		return errno == ENOENT ? 127 : 126;
+	}
 	/*
 	 * The order of LD_PRELOAD: a sanitizer runtime CMD needs first (ASan
 	 * refuses to start behind another library; TSan must see the lock

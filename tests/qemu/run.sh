@@ -646,6 +646,8 @@ native() {
 				TOFUTEX_PROFILE="$top/build/native/profile.txt" \
 				"$top/build/bin/tofutex-run" "$bin"
 		done
+		# The drop-in under sanitizers, valgrind, other interposers.
+		"$top/tests/tools/run.sh" "$top" "$results" || true
 	fi
 	if [ "$mode" != check-native ] && glibc_wanted; then
 		glibc_run "$label" "$results" futex

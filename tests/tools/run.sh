@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/tools/run.sh TOP OUT - the drop-in among the tools programs are run
+# with, natively (futex backend): each case runs a program stock and under
+# TOP/build/bin/tofutex-run and compares what a user sees, its standard
+# output and exit status (and, where it matters, that the preload's locks
+# ran: TOFUTEX_RUN_STATS's line). Cases:
+#
+#   sanitizer-S   lockprog built with -fsanitize=S (thread, address,
+#                 undefined, leak): the same output and status; for thread
+#                 and address, the preload's locks ran
+#   tsan-race     lockprog race under ThreadSanitizer: reported (status 66)
+#                 both ways, so TSan still sees the lock calls
+#   tsan-preload  LD_PRELOAD=<preload> without tofutex-run: no crash
+#   valgrind-T    valgrind --tool=T (memcheck, helgrind, drd): the same
+#                 output and status (helgrind and drd: tofutex-run says it
+#                 runs them without the preload)
+#   wrap-before   LD_PRELOAD=libtfx-wrap.so tofutex-run lockprog: the
+#                 interposer sees every lock and wait, the preload's locks
+#                 run behind it
+#   wrap-after    the interposer after the preload: lockprog completes
+#   audit         LD_AUDIT=libtfx-audit.so: the same output and status
+#   setuid        a set-user-ID copy of lockprog: tofutex-run says the
+#                 preload is dropped, the program runs as stock
+#
+# Writes TOP/build/tools/, and to OUT the harness's result lines
+# ("@@CHECK tools ..." with a Check-style summary, "@@DETAIL tools ..." a
+# failed case). Needs gcc with the sanitizer runtimes and valgrind
+# (tests/deps.sh all and native install them).
+set -uo pipefail
+
+top=$1 out=$2
+dir=$top/build/tools
+run=$top/build/bin/tofutex-run
+preload=$top/build/lib/libtofutex-pthread.so.0
+src=$top/tests/tools
+cflags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -pthread)
+checks=0 failures=0 t0=$(date +%s.%N)
+
+mkdir -p "$dir"
+export TOFUTEX_BACKEND=futex
+
+fail() {
+	failures=$((failures + 1))
+	echo "@@DETAIL tools tests/tools/run.sh:0:F:tools:$1:0: $2" >>"$out"
+	echo "tools: FAIL $1: $2" >&2
+}
+
+# ran NAME CMD...: run CMD with a timeout; its stdout in $dir/NAME.out,
+# stderr in $dir/NAME.err, status in $rc.
+ran() {
+	local name=$1
+	shift
+	rc=0
+	timeout 120 "$@" >"$dir/$name.out" 2>"$dir/$name.err" || rc=$?
+}
+
+# same CASE STOCK RUN: the two runs gave the same output and status.
+same() {
+	local c=$1 a=$2 b=$3 ra=$4 rb=$5
+
+	checks=$((checks + 1))
+	if [ "$ra" != "$rb" ]; then
+		fail "$c" "exit status $rb under tofutex-run, $ra stock ($(head -c 300 "$dir/$b.err" | tr '\n' ' '))"
+	elif ! cmp -s "$dir/$a.out" "$dir/$b.out"; then
+		fail "$c" "output differs from stock: $(head -c 200 "$dir/$b.out" | tr '\n' ' ')"
+	fi
+}
+
+# check CASE CONDITION-TEXT CMD...: CMD succeeds.
+check() {
+	local c=$1 what=$2
+	shift 2
+	checks=$((checks + 1))
+	"$@" || fail "$c" "$what"
+}
+
+cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so" "$src/wrap.c" -ldl &&
+	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-audit.so" "$src/audit.c" &&
+	cc "${cflags[@]}" -o "$dir/lockprog" "$src/lockprog.c" ||
+	{ fail build "the tools' test programs do not build"; }
+
+# ---- sanitizers ----
+for s in thread address undefined leak; do
+	c=sanitizer-$s
+	if ! cc "${cflags[@]}" -fsanitize=$s -o "$dir/lockprog-$s" "$src/lockprog.c"; then
+		checks=$((checks + 1))
+		fail "$c" "cc -fsanitize=$s failed (is gcc's runtime installed?)"
+		continue
+	fi
+	ran "$c.stock" "$dir/lockprog-$s"
+	r1=$rc
+	ran "$c.run" env TOFUTEX_RUN_STATS=1 "$run" "$dir/lockprog-$s"
+	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+	case $s in thread | address)
+		check "$c" "the preload's locks did not run (no TOFUTEX_RUN_STATS line)" \
+			grep -q "backend=futex" "$dir/$c.run.err" ;;
+	esac
+done
+
+c=tsan-race
+ran "$c.stock" "$dir/lockprog-thread" race
+r1=$rc
+ran "$c.run" "$run" "$dir/lockprog-thread" race
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+check "$c" "ThreadSanitizer reported no race under tofutex-run" \
+	grep -q "data race" "$dir/$c.run.err"
+check "$c" "ThreadSanitizer reported a race on a variable the locks protect" \
+	bash -c "! grep 'Location is global' '$dir/$c.run.err' | grep -qv \"'racy'\""
+
+c=tsan-preload
+ran "$c" env LD_PRELOAD="$preload" "$dir/lockprog-thread"
+checks=$((checks + 1))
+[ "$rc" -lt 128 ] || fail "$c" "crashed with status $rc"
+
+# ---- valgrind ----
+for t in memcheck helgrind drd; do
+	c=valgrind-$t
+	ran "$c.stock" valgrind -q --tool=$t --error-exitcode=9 "$dir/lockprog"
+	r1=$rc
+	ran "$c.run" "$run" valgrind -q --tool=$t --error-exitcode=9 "$dir/lockprog"
+	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+	case $t in helgrind | drd)
+		check "$c" "tofutex-run did not say it runs $t without the preload" \
+			grep -q "running it without the preload" "$dir/$c.run.err" ;;
+	esac
+done
+
+# ---- other interposers, the auditor ----
+c=wrap-before
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-wrap.so" "$dir/lockprog"
+r1=$rc
+ran "$c.run" env LD_PRELOAD="$dir/libtfx-wrap.so" TOFUTEX_RUN_STATS=1 "$run" "$dir/lockprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+check "$c" "the interposer saw no lock calls: $(grep wrap: "$dir/$c.run.err")" \
+	grep -Eq "^wrap: [1-9][0-9]* locks, [1-9][0-9]* waits" "$dir/$c.run.err"
+check "$c" "the preload's locks did not run behind the interposer" \
+	grep -q "backend=futex" "$dir/$c.run.err"
+
+c=wrap-after
+ran "$c" env LD_PRELOAD="$preload:$dir/libtfx-wrap.so" "$dir/lockprog"
+same "$c" wrap-before.stock "$c" "$r1" "$rc"
+
+c=audit
+ran "$c.stock" env LD_AUDIT="$dir/libtfx-audit.so" "$dir/lockprog"
+r1=$rc
+ran "$c.run" env LD_AUDIT="$dir/libtfx-audit.so" "$run" "$dir/lockprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+# ---- secure execution ----
+c=setuid
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cp "$dir/lockprog" "$dir/lockprog-setuid"
+	chown nobody "$dir/lockprog-setuid" && chmod 4755 "$dir/lockprog-setuid"
+	ran "$c.stock" "$dir/lockprog-setuid"
+	r1=$rc
+	ran "$c.run" "$run" "$dir/lockprog-setuid"
+	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+	check "$c" "tofutex-run did not say the preload is dropped" \
+		grep -q "is set-user-ID" "$dir/$c.run.err"
+fi
+
+secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+pct=$(( checks ? (checks - failures) * 100 / checks : 0 ))
+echo "@@CHECK tools rc=$((failures ? 1 : 0)) secs=$secs $pct%: Checks: $checks, Failures: $failures, Errors: 0" >>"$out"
+[ "$failures" = 0 ]
