@@ -3,8 +3,10 @@
  * lockprog [race] - a threaded program for tests/tools/run.sh: four
  * threads take a mutex, a reader/writer lock and a condition variable a
  * fixed number of times and print what they counted, the same every
- * run. With "race", they also add to one counter without a lock: a data
- * race ThreadSanitizer reports (its exit status 66).
+ * run. The main thread holds the mutex while it starts them, so their
+ * first lock waits until it sleeps on the condition variable: every run
+ * makes at least one wait. With "race", they also add to one counter
+ * without a lock: a data race ThreadSanitizer reports (its exit status 66).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -54,10 +56,10 @@ int main(int argc, char **argv)
 	int i;
 
 	race = argc > 1 && !strcmp(argv[1], "race");
+	pthread_mutex_lock(&lock);
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return 1;
-	pthread_mutex_lock(&lock);
 	while (done < THREADS)
 		pthread_cond_wait(&turn, &lock);
 	pthread_mutex_unlock(&lock);
