@@ -100,10 +100,11 @@ void *tfx_plugin_default(const char *name)
 struct tfx_plugin_ops {
 	int (*wrlock)(pthread_rwlock_t *rw);
 	int (*signal)(pthread_cond_t *c);
+	int (*lock)(pthread_mutex_t *m);
 };
 
 static const struct tfx_plugin_ops tfx_plugin_table = {
-	pthread_rwlock_wrlock, pthread_cond_signal,
+	pthread_rwlock_wrlock, pthread_cond_signal, pthread_mutex_lock,
 };
 
 static const struct tfx_plugin_ops *volatile tfx_plugin_ops =
@@ -111,6 +112,7 @@ static const struct tfx_plugin_ops *volatile tfx_plugin_ops =
 
 void *tfx_plugin_table_wrlock(void);
 void *tfx_plugin_table_signal(void);
+void *tfx_plugin_table_lock(void);
 
 void *tfx_plugin_table_wrlock(void)
 {
@@ -120,4 +122,9 @@ void *tfx_plugin_table_wrlock(void)
 void *tfx_plugin_table_signal(void)
 {
 	return (void *)tfx_plugin_ops->signal;
+}
+
+void *tfx_plugin_table_lock(void)
+{
+	return (void *)tfx_plugin_ops->lock;
 }

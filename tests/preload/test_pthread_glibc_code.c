@@ -8,7 +8,8 @@
  *             binaries call: the preload exports them, so they are ours
  *   dlsym     pthread_mutex_lock() taken with dlsym() from a
  *             dlopen("libpthread.so.0") handle (or libc.so.6's, where
- *             the stub is not installed): glibc's
+ *             the stub is not installed): the preload's dlsym() hands
+ *             out its own (x86-64), elsewhere glibc's
  *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
  *             its calls bind to glibc first; the preload's dlopen()
  *             makes them its own (x86-64), elsewhere they are glibc's
@@ -40,6 +41,8 @@
 #define PLUGIN_DLNEXT "libtfx-plugin-dlnext.so"
 #define PLUGIN_NESTED "libtfx-plugin-nested.so"
 #define PLUGIN_RUNPATH "libtfx-plugin-runpath.so"
+#define PLUGIN_CTOR "libtfx-plugin-ctor.so"
+#define PLUGIN_BLOCKING "libtfx-plugin-blocking.so"
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -778,11 +781,14 @@ START_TEST(test_deepbind_function_table)
 					   RTLD_DEEPBIND);
 	void *(*wr)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_table_wrlock");
 	void *(*sig)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_table_signal");
+	void *(*lock)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_table_lock");
 
 	ck_assert_msg(is_preloads(wr()),
 		      "the plugin's table holds glibc's pthread_rwlock_wrlock");
 	ck_assert_msg(is_preloads(sig()),
 		      "the plugin's table holds glibc's pthread_cond_signal");
+	ck_assert_msg(is_preloads(lock()),
+		      "the plugin's table holds glibc's pthread_mutex_lock");
 	dlclose(h);
 }
 END_TEST
@@ -845,6 +851,109 @@ START_TEST(test_deepbind_concurrent_dlopen)
 		      "%ld of %ld dlopen()s returned the plugin still calling glibc's pthread_rwlock_wrlock",
 		      r[0].unpatched + r[1].unpatched,
 		      r[0].rounds + r[1].rounds);
+}
+END_TEST
+
+/* One side of the loader race below: its loads, for a time budget. */
+struct loader_race {
+	uint64_t end_ns;
+	int mode;		/* the plugin's: RTLD_DEEPBIND or not */
+	const char *name;
+	long rounds, failed;
+};
+
+static void *loader_race_main(void *arg)
+{
+	struct loader_race *r = arg;
+	void *h;
+
+	for (; r->rounds < DEEPBIND_RACE_ROUNDS && now_ns() < r->end_ns;
+	     r->rounds++) {
+		h = plugin_open(r->name, RTLD_NOW | RTLD_LOCAL | r->mode);
+		if (!h) {
+			r->failed++;
+			continue;
+		}
+		dlclose(h);
+	}
+	return NULL;
+}
+
+/*
+ * One thread loads the RTLD_DEEPBIND plugin over and over, the other a
+ * plain plugin whose constructor (inside glibc's loader lock) loads one
+ * with RTLD_DEEPBIND: nothing of the preload's is held across glibc's
+ * dlopen(), so the two take no locks in opposite orders and both finish.
+ */
+START_TEST(test_deepbind_dlopen_from_a_constructor_beside_another)
+{
+	struct loader_race r[2] = {
+		{ .mode = RTLD_DEEPBIND, .name = PLUGIN_NAME },
+		{ .mode = 0, .name = PLUGIN_CTOR },
+	};
+	pthread_t t[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		r[i].end_ns = now_ns() + DEEPBIND_RACE_NS / 5;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, loader_race_main,
+						&r[i]), 0);
+	}
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(join_within(t[i], NULL, DEEPBIND_RACE_NS +
+						      TEST_WAIT_NS),
+			      "a loading thread hangs (%ld and %ld rounds)",
+			      r[0].rounds, r[1].rounds);
+	ck_assert(r[0].rounds && r[1].rounds);
+	ck_assert_int_eq(r[0].failed + r[1].failed, 0);
+}
+END_TEST
+
+/* The thread that loads the blocking plugin with RTLD_DEEPBIND. */
+static void *blocking_load_main(void *arg)
+{
+	(void)arg;
+	return plugin_open(PLUGIN_BLOCKING, RTLD_NOW | RTLD_LOCAL |
+					    RTLD_DEEPBIND);
+}
+
+/*
+ * fork() while another thread is inside an RTLD_DEEPBIND dlopen() (held
+ * in the plugin's constructor, past the loader's list updates): the
+ * child's own RTLD_DEEPBIND dlopen() returns, as glibc resets its
+ * loader's lock in the child and the preload keeps none of its own.
+ */
+START_TEST(test_deepbind_dlopen_after_fork_inside_a_loader)
+{
+	int ready[2], wait[2], status;
+	char fd[16], c;
+	void *h = NULL;
+	pthread_t t;
+	pid_t pid;
+
+	ck_assert(!pipe(ready) && !pipe(wait));
+	snprintf(fd, sizeof(fd), "%d", ready[1]);
+	ck_assert(!setenv("TFX_PLUGIN_READY_FD", fd, 1));
+	snprintf(fd, sizeof(fd), "%d", wait[0]);
+	ck_assert(!setenv("TFX_PLUGIN_WAIT_FD", fd, 1));
+	ck_assert_int_eq(pthread_create(&t, NULL, blocking_load_main, NULL), 0);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (!pid) {
+		alarm(10);
+		_exit(plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL |
+					       RTLD_DEEPBIND) ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(write(wait[1], &c, 1), 1);
+	ck_assert(join_within(t, &h, TEST_WAIT_NS));
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "the fork child's dlopen() did not return (status %#x)",
+		      status);
+	ck_assert(h);
+	dlclose(h);
 }
 END_TEST
 
@@ -1062,6 +1171,8 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_dlsym_cond_wait_signalled);
 	tcase_add_test(tc, test_deepbind_nested_dlopen);
 	tcase_add_test(tc, test_deepbind_concurrent_dlopen);
+	tcase_add_test(tc, test_deepbind_dlopen_from_a_constructor_beside_another);
+	tcase_add_test(tc, test_deepbind_dlopen_after_fork_inside_a_loader);
 	tcase_add_test(tc, test_deepbind_function_table);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
