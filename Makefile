@@ -96,6 +96,9 @@ PRELOAD_TEST_BINS := $(PRELOAD_TEST_SRCS:tests/preload/%.c=build/tests/preload/%
 # their own directory (plugin_NAME.c: libtfx-plugin-NAME.so).
 PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
 PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
+# tests/preload/comma.locale: a decimal-comma locale those programs find
+# in their own directory (LOCPATH=.../locale).
+PRELOAD_LOCALE := build/tests/preload/locale/tfx_comma/LC_NUMERIC
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=build/bench/bin/%)
 # bench/drivers/*.c: programs the real-program tables run stock and under
@@ -151,11 +154,12 @@ module: deps-build
 
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
-test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) build/tests/programs/tofutex-stats
+test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) \
+	build/tests/programs/tofutex-stats
 # What check-native runs and nothing more: the library suites
 # (tests/test_lib_*.c) and the preload's programs, with what they load.
 native-test-bins: lib $(filter build/tests/test_lib_%,$(TEST_BINS)) \
-	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS)
+	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE)
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run
@@ -237,6 +241,12 @@ build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
+
+# localedef -c writes the categories the file leaves out and says so
+# (exit status 1, warnings only); only the written locale counts.
+$(PRELOAD_LOCALE): tests/preload/comma.locale
+	@rm -rf $(@D) && mkdir -p $(@D)
+	localedef -c -i $< -f UTF-8 $(@D) >/dev/null 2>&1 || test -s $@
 
 # plugin_runpath.c needs plugin_nested.c's library and finds it, and its
 # siblings, through its RUNPATH ($ORIGIN).

@@ -46,8 +46,9 @@ set -euo pipefail
 # preload (lib/pthread/probe.h; without it the library builds without them).
 # valgrind: tests/tools/run.sh (check-native) runs the drop-in under
 # memcheck, helgrind and drd; gcc's sanitizer runtimes (libasan8, libtsan2,
-# ...) come with build-essential.
-build=(build-essential check systemtap-sdt-dev valgrind)
+# ...) come with build-essential. locales: the UTF-8 charmap localedef
+# builds tests/preload/comma.locale with.
+build=(build-essential check systemtap-sdt-dev valgrind locales)
 headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils
@@ -69,7 +70,7 @@ all=(linux-image-amd64 linux-headers-amd64
      sysbench stress-ng pigz memcached libmemcached-tools libglib2.0-tests
      rocksdb-tools kyotocabinet-utils libsqlite3-dev
      glibc-source cmake pkg-config debootstrap curl systemtap-sdt-dev valgrind
-     linux-perf)
+     linux-perf locales)
 docs=(build-essential cmake pkg-config)
 man=(groff-base mandoc)
 glibc=(build-essential xz-utils glibc-source)

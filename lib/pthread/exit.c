@@ -23,62 +23,13 @@
  * profile.c say how), and profile.c names frames without dladdr().
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "profile.h"
-#include "report.h"
 #include "stats.h"
-
-int tfx_report_open(struct tfx_report *r, const char *value, bool err_too)
-{
-	struct stat st;
-
-	r->path[0] = '\0';
-	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all"))) {
-		r->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	} else {
-		r->fd = open(value, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-			     O_NOCTTY, 0644);
-		if (r->fd >= 0 && !realpath(value, r->path))
-			r->path[0] = '\0';
-	}
-	if (r->fd < 0)
-		return errno;
-	if (fstat(r->fd, &st)) {
-		close(r->fd);
-		r->fd = -1;
-		return errno;
-	}
-	r->dev = st.st_dev;
-	r->ino = st.st_ino;
-	return 0;
-}
-
-void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
-{
-	struct stat st;
-	int fd = r->fd;
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || st.st_dev != r->dev || st.st_ino != r->ino) {
-		if (!r->path[0])
-			return;
-		fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return;
-	}
-	(void)!write(fd, buf, len);
-	if (fd != r->fd)
-		close(fd);
-}
 
 static pid_t tfx_exit_owner;
 static void (*tfx_exit_next)(int);

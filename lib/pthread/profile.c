@@ -39,9 +39,8 @@
  * starts with an empty table (the pages are dropped, not copied).
  *
  * Where the report goes (report.h): TOFUTEX_PROFILE=1, the table on
- * standard error as it was at start (a duplicate, as stats.c keeps); =FILE, appended to
- * FILE, as one JSON object on one line when FILE ends in ".json", else as
- * the table; each process that locked something of ours writes one
+ * standard error; =FILE, appended to FILE, as one JSON object on one
+ * line when FILE ends in ".json", else as the table; each process that locked something of ours writes one
  * report with one write(2). TOFUTEX_PROFILE_TOP=N: the N locks with the
  * most wait (default 10, 0: all). Read with secure_getenv().
  *
@@ -537,9 +536,35 @@ static uint64_t tfx_prof_div(uint64_t a, uint64_t b)
 	return b ? a / b : 0;
 }
 
-static double tfx_prof_share(const struct tfx_prof_sum *s)
+/* A number of the report as text (tfx_prof_fixed()). */
+struct tfx_prof_num {
+	char s[32];
+};
+
+/*
+ * @num * @mul / @den (0 when @den is 0) with @decimals digits after a
+ * '.', rounded: the report is read by programs, so its numbers do not
+ * follow the program's locale (printf()'s %f writes a decimal comma
+ * after setlocale(LC_ALL, "") in many).
+ */
+static const char *tfx_prof_fixed(struct tfx_prof_num *n, uint64_t num,
+				  uint64_t mul, uint64_t den,
+				  unsigned int decimals)
 {
-	return s->thread ? (double)s->lock_wait / (double)s->thread : 0;
+	unsigned __int128 v = 0, scale = 1;
+	unsigned int i;
+
+	for (i = 0; i < decimals; i++)
+		scale *= 10;
+	if (den)
+		v = ((unsigned __int128)num * mul * scale + den / 2) / den;
+	if (!decimals)
+		snprintf(n->s, sizeof(n->s), "%" PRIu64, (uint64_t)v);
+	else
+		snprintf(n->s, sizeof(n->s), "%" PRIu64 ".%0*" PRIu64,
+			 (uint64_t)(v / scale), (int)decimals,
+			 (uint64_t)(v % scale));
+	return n->s;
 }
 
 static void tfx_prof_json_rec(struct tfx_prof_out *o,
@@ -563,15 +588,19 @@ static void tfx_prof_json_rec(struct tfx_prof_out *o,
 static void tfx_prof_table_rec(struct tfx_prof_out *o,
 			       const struct tfx_prof_rec *r, size_t rank)
 {
+	struct tfx_prof_num n[5];
+
 	tfx_prof_put(o, "%3zu %-6s %#14" PRIxPTR " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
-		     " %10.3f %9.1f %9.1f %8.1f %9.1f  ",
+		     " %10s %9s %9s %8s %9s  ",
 		     rank, tfx_prof_kinds[tfx_prof_kind(r)], tfx_prof_addr(r),
-		     r->locked, r->contended,
-		     r->changes, (double)r->wait_ns / 1e6,
-		     (double)tfx_prof_div(r->wait_ns, r->contended) / 1e3,
-		     (double)r->wait_max / 1e3,
-		     (double)tfx_prof_div(r->hold_ns, r->holds) / 1e3,
-		     (double)r->hold_max / 1e3);
+		     r->locked, r->contended, r->changes,
+		     tfx_prof_fixed(&n[0], r->wait_ns, 1, 1000000, 3),
+		     tfx_prof_fixed(&n[1], tfx_prof_div(r->wait_ns, r->contended),
+				    1, 1000, 1),
+		     tfx_prof_fixed(&n[2], r->wait_max, 1, 1000, 1),
+		     tfx_prof_fixed(&n[3], tfx_prof_div(r->hold_ns, r->holds),
+				    1, 1000, 1),
+		     tfx_prof_fixed(&n[4], r->hold_max, 1, 1000, 1));
 	tfx_prof_frames(o, r);
 	tfx_prof_put(o, "\n");
 }
@@ -580,6 +609,7 @@ static void tfx_prof_head(struct tfx_prof_out *o, const struct tfx_prof_sum *s,
 			  size_t shown)
 {
 	uint64_t dropped = __atomic_load_n(&tfx_prof_dropped, __ATOMIC_RELAXED);
+	struct tfx_prof_num n[4];
 
 	if (tfx_prof_json) {
 		tfx_prof_put(o, "{\"program\": ");
@@ -587,10 +617,11 @@ static void tfx_prof_head(struct tfx_prof_out *o, const struct tfx_prof_sum *s,
 		tfx_prof_put(o, ", \"pid\": %d, \"contended_locks\": %zu, "
 			     "\"unrecorded\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", "
 			     "\"lock_wait_ns\": %" PRIu64 ", \"cond_wait_ns\": %" PRIu64
-			     ", \"thread_ns\": %" PRIu64 ", \"lock_wait_share\": %.4f, "
+			     ", \"thread_ns\": %" PRIu64 ", \"lock_wait_share\": %s, "
 			     "\"locks\": [",
 			     (int)getpid(), s->n, dropped, s->cpu, s->lock_wait,
-			     s->cond_wait, s->thread, tfx_prof_share(s));
+			     s->cond_wait, s->thread,
+			     tfx_prof_fixed(&n[0], s->lock_wait, 1, s->thread, 4));
 		return;
 	}
 	tfx_prof_put(o, "tofutex-run: profile of %s[%d]: %zu contended locks and condition variables",
@@ -598,9 +629,11 @@ static void tfx_prof_head(struct tfx_prof_out *o, const struct tfx_prof_sum *s,
 	if (dropped)
 		tfx_prof_put(o, " (%" PRIu64 " waits on locks not recorded: table full)",
 			     dropped);
-	tfx_prof_put(o, "; waiting on locks %.3f s, on condition variables %.3f s, of %.3f s thread time (CPU + waits): locks %.1f%%\n",
-		     (double)s->lock_wait / 1e9, (double)s->cond_wait / 1e9,
-		     (double)s->thread / 1e9, 100 * tfx_prof_share(s));
+	tfx_prof_put(o, "; waiting on locks %s s, on condition variables %s s, of %s s thread time (CPU + waits): locks %s%%\n",
+		     tfx_prof_fixed(&n[0], s->lock_wait, 1, TOFUTEX_NSEC_PER_SEC, 3),
+		     tfx_prof_fixed(&n[1], s->cond_wait, 1, TOFUTEX_NSEC_PER_SEC, 3),
+		     tfx_prof_fixed(&n[2], s->thread, 1, TOFUTEX_NSEC_PER_SEC, 3),
+		     tfx_prof_fixed(&n[3], s->lock_wait, 100, s->thread, 1));
 	if (shown)
 		tfx_prof_put(o, "  # kind          address    locked contended  changes    wait ms   mean us    max us  hold us    max us  first contended at (%zu of %zu, most wait first)\n",
 			     shown, s->n);
@@ -665,7 +698,8 @@ __attribute__((constructor)) static void tfx_prof_start(void)
 		tfx_prof_top = (unsigned int)strtoul(top, NULL, 10);
 	n = strlen(env);
 	tfx_prof_json = n > 5 && !strcmp(env + n - 5, ".json");
-	err = tfx_report_open(&tfx_prof_out, env, false);
+	err = tfx_report_open(&tfx_prof_out, "TOFUTEX_PROFILE", env,
+			      false);
 	if (err) {
 		fprintf(stderr, "tofutex-run: TOFUTEX_PROFILE=%s: %s; no profile\n",
 			env, strerror(err));

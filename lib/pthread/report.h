@@ -1,15 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libtofutex-pthread - where a report written at exit goes (exit.c):
+ * libtofutex-pthread - where a report written at exit goes (report.c):
  * TOFUTEX_RUN_STATS's line (stats.c) and TOFUTEX_PROFILE's report
- * (profile.c). Opened at start, when the variable is read; written as
- * the process ends, by then the program may have closed the descriptor
- * and opened one of its own files under the same number (daemons close
- * every descriptor above 2): the descriptor is written only if it is
- * still the file opened at start, else a file is opened again by its
- * absolute path, and a duplicate of standard error that is gone is
- * given up. Only system calls at exit, so that _exit() from a signal
- * handler can write.
+ * (profile.c). The variable is read at start; nothing is opened then
+ * that could outlive the program's own use of it:
+ *
+ * - A file (any value but "1", or "all" for the statistics) is named
+ *   by its absolute path, taken at start (relative to the working
+ *   directory then), and opened only by the process that writes a
+ *   report, as it ends: O_APPEND | O_CREAT, O_NOFOLLOW (a symbolic link
+ *   there, dangling or not, is refused rather than followed), at a
+ *   descriptor above 2, written once and closed. A file that cannot be
+ *   opened then is said on standard error, once, by that process.
+ * - Standard error ("1"): a pipe or a socket is written as it ends only
+ *   if descriptor 2 is still that same pipe or socket; no duplicate is
+ *   kept, so a daemon that leaves its caller's pipe holds nothing of it
+ *   open. Anything else (a terminal, a file, /dev/null) is duplicated at
+ *   start, above 2 and close-on-exec, as programs such as sort(1) close
+ *   standard error before their exit handlers end; the duplicate is
+ *   written only if it is still the file seen at start (a program that
+ *   closes every descriptor may reuse its number).
+ *
+ * Only system calls at exit, so that _exit() from a signal handler can
+ * write.
  */
 #ifndef TOFUTEX_PTHREAD_REPORT_H
 #define TOFUTEX_PTHREAD_REPORT_H
@@ -21,15 +34,20 @@
 #include "../internal.h"
 
 struct tfx_report {
-	int fd;			/* -1: not opened */
-	dev_t dev;		/* what @fd was at start */
+	const char *what;	/* the variable, for a message */
+	int fd;			/* a duplicate of standard error, or -1 */
+	bool err;		/* standard error, else the file @path */
+	dev_t dev;		/* what standard error was at start */
 	ino_t ino;
-	char path[PATH_MAX];	/* absolute; "": standard error's duplicate */
+	char path[PATH_MAX];	/* the file's absolute path */
 };
 
-/* @value "1" (or @err_too, "all"): standard error; else a file. */
-TOFUTEX_HIDDEN int tfx_report_open(struct tfx_report *r, const char *value,
-				   bool err_too);
+/*
+ * The variable @what's @value "1" (or, with @err_too, "all"): standard
+ * error; else a file. 0, or an errno when it cannot be named or seen.
+ */
+TOFUTEX_HIDDEN int tfx_report_open(struct tfx_report *r, const char *what,
+				   const char *value, bool err_too);
 TOFUTEX_HIDDEN void tfx_report_write(struct tfx_report *r, const char *buf,
 				     size_t len);
 

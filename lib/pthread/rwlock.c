@@ -111,13 +111,18 @@ static int tfx_rw_stall(pthread_rwlock_t *rw, clockid_t clockid,
 
 /*
  * TOFUTEX_PROFILE: is @t held against a lock for writing (@write) or
- * reading, as the lock begins? Then the lock counts as contended.
+ * reading, as the lock begins? Then the lock counts as contended. A
+ * reader that does not join past a waiting writer (@joins false) waits
+ * for a reader-owned word the writer has reserved.
  */
-static bool tfx_rw_held(tofutex_rwlock_t *t, bool write)
+static bool tfx_rw_held(tofutex_rwlock_t *t, bool write, bool joins)
 {
 	uint32_t word = __atomic_load_n(&t->word, __ATOMIC_RELAXED);
 
-	return write ? word != 0 : word && !(word & TOFUTEX_RW_SHARED);
+	if (write || !word)
+		return word != 0;
+	return !(word & TOFUTEX_RW_SHARED) ||
+	       (!joins && (word & TOFUTEX_RW_HANDOFF));
 }
 
 /*
@@ -129,7 +134,7 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		       clockid_t clockid, const struct timespec *abstime)
 {
 	tofutex_rwlock_t *t = tfx_rwlock(rw);
-	bool held = tfx_prof() && tfx_rw_held(t, write);
+	bool held = tfx_prof() && tfx_rw_held(t, write, tfx_rw_joins(kind));
 	uint64_t t0 = tfx_prof() ? tfx_prof_begin(rw, held) : 0;
 	int err;
 

@@ -24,10 +24,8 @@
  * runs through print nothing; TOFUTEX_RUN_STATS=all prints for every
  * process, to standard error.
  *
- * Where it goes: TOFUTEX_RUN_STATS=1 (or all), standard error as it was
- * when the library was loaded (a duplicate taken then, since programs
- * such as sort(1) close stderr before their exit handlers end); any other
- * value is a file the line is appended to. Read with secure_getenv(): a
+ * Where it goes (report.h): TOFUTEX_RUN_STATS=1 (or all), standard
+ * error; any other value is a file the line is appended to. Read with secure_getenv(): a
  * set-ID program never writes a file named by its caller. The line is
  * written with one write(2), so that the lines of several processes
  * sharing a file or a pipe do not interleave.
@@ -133,7 +131,8 @@ __attribute__((constructor)) static void tfx_stats_start(void)
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
 	tfx_stats_all = !strcmp(env, "all");
-	err = tfx_report_open(&tfx_stats_out, env, true);
+	err = tfx_report_open(&tfx_stats_out, "TOFUTEX_RUN_STATS", env,
+			      true);
 	if (err) {
 		fprintf(stderr, "tofutex-run: TOFUTEX_RUN_STATS=%s: %s; no statistics\n",
 			env, strerror(err));

@@ -314,9 +314,16 @@ static int set_profile(const char *arg)
 {
 	const char *file = arg[9] == '=' ? arg + 10 : "1";
 	char abs[PATH_MAX], cwd[PATH_MAX];
+	struct stat st;
 
 	if (!*file) {
 		fprintf(stderr, "%s: --profile= wants a file name\n", prog);
+		return -1;
+	}
+	/* The library would refuse it at exit, in every process (report.h). */
+	if (strcmp(file, "1") && !lstat(file, &st) && S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "%s: --profile=%s is a symbolic link, which the report does not follow: name the file itself\n",
+			prog, file);
 		return -1;
 	}
 	if (strcmp(file, "1") && file[0] != '/' && getcwd(cwd, sizeof(cwd)) &&

@@ -20,8 +20,9 @@
  * so does TOFUTEX_RUN_STATS's line, which names the backend the report
  * was made on (the one TOFUTEX_BACKEND forces: the guests run this
  * program on the module and on futex(2)). A condition variable made in
- * a destroyed mutex's memory gets a record of its own, and a program
- * name that is not UTF-8 is escaped in the JSON.
+ * a destroyed mutex's memory gets a record of its own, a program
+ * name that is not UTF-8 is escaped in the JSON, and a reader that waits
+ * behind a waiting writer counts as contended.
  */
 #include <execinfo.h>
 #include <libgen.h>
@@ -39,6 +40,8 @@
 #define WORK_CLOSE_ARG	"--work-closefds"
 /* a mutex contended and destroyed, a cond made in its memory waited on */
 #define WORK_REUSE_ARG	"--work-reuse"
+/* a reader waits behind a waiting writer (writer preference) */
+#define WORK_WRITER_PREF_ARG	"--work-writer-pref"
 #define DATA_LINE	"DATA\n"
 #define UNWIND_ROUNDS	50000
 #define HOT_ROUNDS	3
@@ -229,6 +232,45 @@ static int work_reuse(void)
 	return 0;
 }
 
+static void *writer(void *arg)
+{
+	struct locker *l = arg;
+
+	__atomic_store_n(&l->tid, (uint32_t)gettid(), __ATOMIC_RELEASE);
+	pthread_rwlock_wrlock(l->lock);
+	pthread_rwlock_unlock(l->lock);
+	return NULL;
+}
+
+/*
+ * WORK_WRITER_PREF_ARG: a PREFER_WRITER_NONRECURSIVE lock read-locked; a
+ * writer waits, then a reader waits behind it (the writer's preference
+ * keeps it out of the readers' lock); the read lock is released.
+ */
+static int work_writer_pref(void)
+{
+	struct locker w = { 0 }, r = { 0 };
+	pthread_rwlock_t *l = malloc(sizeof(*l));
+	pthread_rwlockattr_t a;
+	pthread_t tw, tr;
+
+	if (!l || pthread_rwlockattr_init(&a) ||
+	    pthread_rwlockattr_setkind_np(&a,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) ||
+	    pthread_rwlock_init(l, &a) || pthread_rwlock_rdlock(l))
+		return 3;
+	w.lock = r.lock = l;
+	if (pthread_create(&tw, NULL, writer, &w) || !thread_asleep_within(&w.tid))
+		return 3;
+	if (pthread_create(&tr, NULL, reader, &r) || !thread_asleep_within(&r.tid))
+		return 3;
+	pthread_rwlock_unlock(l);
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+	printf("rw=%p\n", (void *)l);
+	return 0;
+}
+
 /* work(), ended as @how says (the WORK_*_ARG above). */
 static int work_then(const char *how)
 {
@@ -241,6 +283,8 @@ static int work_then(const char *how)
 		return work_unwind();
 	if (!strcmp(how, WORK_REUSE_ARG))
 		return work_reuse();
+	if (!strcmp(how, WORK_WRITER_PREF_ARG))
+		return work_writer_pref();
 	if (!strcmp(how, WORK_CLOSE_ARG)) {
 		status = work();
 		for (fd = 3; fd < 1024; fd++)
@@ -592,6 +636,24 @@ START_TEST(test_profile_reused_memory_other_kind)
 }
 END_TEST
 
+/*
+ * A reader that waits behind a waiting writer (writer preference) waited:
+ * both count as contended, and the wait of both is the lock's.
+ */
+START_TEST(test_profile_reader_behind_a_waiting_writer)
+{
+	char path[PATH_MAX], out[256], rw[32];
+	static char json[65536];
+
+	tmp_path(path, sizeof(path), ".json");
+	run_work(WORK_WRITER_PREF_ARG, NULL, path, NULL, out, sizeof(out));
+	ck_assert_int_eq(sscanf(out, "rw=%31s", rw), 1);
+	read_file(path, json, sizeof(json));
+	unlink(path);
+	ck_assert_uint_eq(field(lock_json(json, rw), "contended"), 2);
+}
+END_TEST
+
 /* Names are bytes: one that is not UTF-8 is escaped, the JSON valid. */
 START_TEST(test_profile_json_program_name_not_utf8)
 {
@@ -639,6 +701,7 @@ static Suite *pthread_profile_suite(void)
 	tcase_add_test(tc, test_profile_not_into_reused_fd);
 	tcase_add_test(tc, test_profile_reused_memory_other_kind);
 	tcase_add_test(tc, test_profile_json_program_name_not_utf8);
+	tcase_add_test(tc, test_profile_reader_behind_a_waiting_writer);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -498,6 +498,7 @@ guest() {
 		done
 		# Plugins the preload's programs load from their own directory.
 		cp "$top"/build/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
+		cp -r "$top"/build/tests/preload/locale "$root/tests/preload/"
 		# The real programs only decide user space: the ends of the
 		# list. glibc's tests under tofutex-run meet the module built
 		# for this kernel, but through the same ioctls the module's

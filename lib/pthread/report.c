@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex-pthread - the reports' destinations (report.h has the
+ * rules). Called at start from the libraries' constructors, at exit from
+ * exit.c, where only system calls may run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* A pipe or socket: its reader waits for every writer to close it. */
+static bool tfx_report_held_open(const struct stat *st)
+{
+	return S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode);
+}
+
+static int tfx_report_stderr(struct tfx_report *r)
+{
+	struct stat st;
+
+	r->err = true;
+	if (fstat(STDERR_FILENO, &st))
+		return errno;
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	if (tfx_report_held_open(&st))
+		return 0;
+	r->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	return r->fd < 0 ? errno : 0;
+}
+
+int tfx_report_open(struct tfx_report *r, const char *what,
+		    const char *value, bool err_too)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	r->what = what;
+	r->fd = -1;
+	r->path[0] = '\0';
+	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all")))
+		return tfx_report_stderr(r);
+	r->err = false;
+	if (value[0] == '/') {
+		n = snprintf(r->path, sizeof(r->path), "%s", value);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return errno;
+		n = snprintf(r->path, sizeof(r->path), "%s/%s", cwd, value);
+	}
+	if (n < 0 || (size_t)n >= sizeof(r->path)) {
+		r->path[0] = '\0';
+		return ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* Is @fd still the file standard error was at start? */
+static bool tfx_report_same(const struct tfx_report *r, int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == r->dev && st.st_ino == r->ino;
+}
+
+/* The file, opened above descriptor 2 (the program may have closed 0-2). */
+static int tfx_report_file(const struct tfx_report *r)
+{
+	int fd, high;
+
+	fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+		  O_NOCTTY | O_NOFOLLOW, 0644);
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return high;
+}
+
+/*
+ * The file could not be opened (@err): say so on standard error. The
+ * errno's name, a constant string: strerror() may translate, and so
+ * allocate, which _exit() in a signal handler must not.
+ */
+static void tfx_report_lost(const struct tfx_report *r, int err)
+{
+	const char *name = strerrorname_np(err);
+	char line[PATH_MAX + 256];
+	int n;
+
+	n = snprintf(line, sizeof(line),
+		     "tofutex-run: %s[%d]: %s=%s: cannot open it (%s); no report\n",
+		     program_invocation_short_name, (int)getpid(), r->what,
+		     r->path, name ? name : "?");
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line,
+			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
+{
+	int fd;
+
+	if (r->err) {
+		fd = r->fd >= 0 ? r->fd : STDERR_FILENO;
+		if (tfx_report_same(r, fd))
+			(void)!write(fd, buf, len);
+		return;
+	}
+	if (!r->path[0])
+		return;
+	fd = tfx_report_file(r);
+	if (fd < 0) {
+		tfx_report_lost(r, errno);
+		return;
+	}
+	(void)!write(fd, buf, len);
+	close(fd);
+}
