@@ -274,11 +274,19 @@ int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
-/* The contended lock of our @m, timed for TOFUTEX_PROFILE. */
+/*
+ * The contended lock of our @m, timed for TOFUTEX_PROFILE. glibc's
+ * lll_lock_wait probe (its argument the lock word) fires in glibc's
+ * lock each time the thread is about to sleep; here once, as the lock
+ * call begins to wait (on the module the sleep is the kernel's).
+ */
 static int tfx_lock_contended(pthread_mutex_t *m, uint32_t tid, uint32_t word)
 {
 	uint64_t t0 = tfx_prof() ? tfx_prof_begin(m, true) : 0;
-	int err = tofutex__mutex_lock_rest(tfx_mutex(m), tid, word, false);
+	int err;
+
+	TFX_PROBE(lll_lock_wait, &m->__data.__lock);
+	err = tofutex__mutex_lock_rest(tfx_mutex(m), tid, word, false);
 
 	if (t0)
 		tfx_prof_waited(m, TFX_PROF_MUTEX, true, t0, err);

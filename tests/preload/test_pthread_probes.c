@@ -9,8 +9,9 @@
  * they fire where glibc's do: uprobes (tracefs, uprobe_events) at each
  * site of a probe count this thread's hits (root only, and a kernel with
  * uprobes; else SKIPPED): mutex_acquired once per lock, not for a
- * recursive mutex's relock, and mutex_init and mutex_clocklock_entry not
- * for a call that fails glibc's checks before them.
+ * recursive mutex's relock, mutex_init and mutex_clocklock_entry not
+ * for a call that fails glibc's checks before them, and lll_lock_wait
+ * for a lock that waits, not for one that does not.
  */
 #include <elf.h>
 #include <sys/mman.h>
@@ -36,6 +37,7 @@ static const struct {
 	{ "rdlock_entry", 1 }, { "rdlock_acquire_read", 1 },
 	{ "wrlock_entry", 1 }, { "wrlock_acquire_write", 1 },
 	{ "rwlock_unlock", 1 }, { "rwlock_destroy", 1 },
+	{ "lll_lock_wait", 1 },
 };
 
 #define N_PROBES (sizeof(glibc_probes) / sizeof(glibc_probes[0]))
@@ -385,6 +387,61 @@ static int clocklock_bad_clock(void)
 	       EINVAL;
 }
 
+/* Holds the mutex until the thread that contends for it sleeps. */
+struct holder {
+	pthread_mutex_t *m;
+	uint32_t waiter;
+	int err;
+};
+
+static void *hold_until_asleep(void *arg)
+{
+	struct holder *h = arg;
+	bool asleep;
+
+	h->err = pthread_mutex_lock(h->m);
+	WAIT_UNTIL(asleep, thread_state(h->waiter) == 'S', TEST_WAIT_NS);
+	h->err |= !asleep;
+	h->err |= pthread_mutex_unlock(h->m);
+	return NULL;
+}
+
+/* This thread waits once for a mutex another thread holds. */
+static int contended_lock(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m, .waiter = (uint32_t)gettid() };
+	pthread_t t;
+	int err;
+
+	err = pthread_mutex_lock(&m);
+	err |= pthread_create(&t, NULL, hold_until_asleep, &h);
+	err |= pthread_mutex_unlock(&m);
+	/* The holder has it once it is no longer free (or it failed). */
+	while (!err && pthread_mutex_trylock(&m) == 0) {
+		pthread_mutex_unlock(&m);
+		sched_yield();
+	}
+	err |= pthread_mutex_lock(&m);
+	err |= pthread_mutex_unlock(&m);
+	err |= pthread_join(t, NULL);
+	return err | h.err;
+}
+
+/*
+ * lll_lock_wait, which contention scripts count: for a lock that waits,
+ * not for one that does not.
+ */
+START_TEST(test_uprobe_lll_lock_wait_when_contended)
+{
+	long hits = probe_fired("lll_lock_wait", lock_rounds);
+
+	SKIP_IF_NO_UPROBES(hits);
+	ck_assert_int_eq(hits, 0);
+	ck_assert_int_ge(probe_fired("lll_lock_wait", contended_lock), 1);
+}
+END_TEST
+
 /* glibc fires these after its checks: not for a call that fails them. */
 START_TEST(test_uprobe_not_before_checks)
 {
@@ -408,6 +465,7 @@ int main(void)
 	tcase_add_test(tc, test_uprobe_on_mutex_acquired_fires);
 	tcase_add_test(tc, test_uprobe_recursive_relock_not_acquired);
 	tcase_add_test(tc, test_uprobe_not_before_checks);
+	tcase_add_test(tc, test_uprobe_lll_lock_wait_when_contended);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
