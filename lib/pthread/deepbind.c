@@ -51,8 +51,9 @@
  *   patch stays glibc's, and so do data pointers to its mutex
  *   functions; dlsym(RTLD_NEXT) from the plugin searches its own scope
  *   first (RTLD_DEFAULT of an interposed name is answered from
- *   the global scope, dlsym.c); dlmopen() namespaces (the preload is not
- *   loaded there) are left alone. dlclose() needs nothing: a plugin
+ *   the global scope, dlsym.c); dlmopen() namespaces other than the base
+ *   one (the preload is not loaded there) are left alone (dlmopen() into
+ *   LM_ID_BASE is dlopen()'s, here). dlclose() needs nothing: a plugin
  *   loaded again is a new load, patched again.
  * - Only x86-64 (the tail-jumping entry of preload.h, and the
  *   relocation types); elsewhere dlopen() is glibc's.
@@ -69,8 +70,10 @@
 #if defined(__x86_64__)
 
 typedef void *(*tfx_dlopen_fn)(const char *, int);
+typedef void *(*tfx_dlmopen_fn)(Lmid_t, const char *, int);
 
 static tfx_dlopen_fn tfx_next_dlopen;
+static tfx_dlmopen_fn tfx_next_dlmopen;
 static struct link_map *tfx_self;
 
 /* The new objects one dlopen() patches at most: a bound on the walk. */
@@ -102,7 +105,7 @@ struct tfx_deepbind {
 static bool tfx_deepbind_name(const char *name)
 {
 	return tfx_lock_fn_name(name) || tfx_str_eq(name, "dlsym") || tfx_str_eq(name, "dlvsym") ||
-	       tfx_str_eq(name, "dlopen");
+	       tfx_str_eq(name, "dlopen") || tfx_str_eq(name, "dlmopen");
 }
 
 /* glibc's objects, which bind to themselves and must stay so. */
@@ -370,6 +373,32 @@ static bool tfx_dlopen_same_search(const void *caller)
 }
 
 /*
+ * glibc's dlopen() and dlmopen(), and this library's link map, found at
+ * the first call, by any thread; the stores are idempotent, and dlopen's,
+ * tested by every call, comes last.
+ */
+static void tfx_dlopen_resolve(void)
+{
+	if (__atomic_load_n(&tfx_next_dlopen, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&tfx_self, tfx_self_map(), __ATOMIC_RELAXED);
+	__atomic_store_n(&tfx_next_dlmopen,
+			 (tfx_dlmopen_fn)tfx_elf_next("dlmopen"),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tfx_next_dlopen, (tfx_dlopen_fn)tfx_elf_next("dlopen"),
+			 __ATOMIC_RELEASE);
+}
+
+/* Is the load of @file with @mode from @caller one made here (the rules)? */
+static bool tfx_dlopen_ours(const char *file, int mode, const void *caller)
+{
+	if (!(mode & RTLD_DEEPBIND) || !file || !tfx_self ||
+	    tfx_str_has(file, '$'))
+		return false;
+	return tfx_str_has(file, '/') || tfx_dlopen_same_search(caller);
+}
+
+/*
  * The stub's choice: where dlopen() of @file with @mode, called from
  * @caller, jumps (with the caller's arguments and return address).
  */
@@ -377,21 +406,32 @@ TOFUTEX_HIDDEN __attribute__((used)) void *
 tfx_dlopen_route(const char *file, int mode, int unused, const void *caller)
 {
 	(void)unused;
-	if (!__atomic_load_n(&tfx_next_dlopen, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&tfx_self, tfx_self_map(), __ATOMIC_RELAXED);
-		__atomic_store_n(&tfx_next_dlopen,
-				 (tfx_dlopen_fn)tfx_elf_next("dlopen"),
-				 __ATOMIC_RELEASE);
-	}
-	if (!(mode & RTLD_DEEPBIND) || !file || !tfx_self ||
-	    tfx_str_has(file, '$'))
-		return (void *)tfx_next_dlopen;
-	if (!tfx_str_has(file, '/') && !tfx_dlopen_same_search(caller))
-		return (void *)tfx_next_dlopen;
-	return (void *)tfx_dlopen_deepbind;
+	tfx_dlopen_resolve();
+	return tfx_dlopen_ours(file, mode, caller) ?
+	       (void *)tfx_dlopen_deepbind : (void *)tfx_next_dlopen;
 }
 
-/* dlopen(): jump where tfx_dlopen_route() says (preload.h). */
+/* dlmopen() into the base namespace: a dlopen() from this library. */
+static void *tfx_dlmopen_deepbind(Lmid_t lmid, const char *file, int mode)
+{
+	(void)lmid;
+	return tfx_dlopen_deepbind(file, mode);
+}
+
+/*
+ * The stub's choice for dlmopen(): the base namespace (LM_ID_BASE), where
+ * the preload is, is dlopen()'s; another namespace stays glibc's.
+ */
+TOFUTEX_HIDDEN __attribute__((used)) void *
+tfx_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller)
+{
+	tfx_dlopen_resolve();
+	return lmid == LM_ID_BASE && tfx_dlopen_ours(file, mode, caller) ?
+	       (void *)tfx_dlmopen_deepbind : (void *)tfx_next_dlmopen;
+}
+
+/* dlopen() and dlmopen(): jump where the routes say (preload.h). */
 TFX_ROUTE_STUB(dlopen, tfx_dlopen_route, 0);
+TFX_ROUTE_STUB_3(dlmopen, tfx_dlmopen_route);
 
 #endif /* __x86_64__ */

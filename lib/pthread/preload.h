@@ -228,9 +228,13 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
  * says, so that the callee returns to our caller with the caller's
  * return address: glibc's dlsym() and dlopen() find the calling object
  * from it (C cannot jump to another function keeping its caller's
- * return address).
+ * return address). TFX_ROUTE_STUB_3() passes the caller's own third
+ * argument (%rdx) on to @route instead.
  */
 #define TFX_ROUTE_STUB(name, route, third) \
+	TFX_ROUTE_STUB_ASM(name, route, "	mov $" #third ", %edx\n")
+#define TFX_ROUTE_STUB_3(name, route) TFX_ROUTE_STUB_ASM(name, route, "")
+#define TFX_ROUTE_STUB_ASM(name, route, third_insn) \
 	__asm__(".text\n" \
 		".globl " #name "\n" \
 		".type " #name ", @function\n" \
@@ -244,7 +248,7 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 		"	.cfi_adjust_cfa_offset 8\n" \
 		"	push %rdx\n" \
 		"	.cfi_adjust_cfa_offset 8\n" \
-		"	mov $" #third ", %edx\n" \
+		third_insn \
 		"	mov 24(%rsp), %rcx\n" \
 		"	call " #route "\n" \
 		"	pop %rdx\n" \

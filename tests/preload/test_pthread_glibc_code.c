@@ -629,6 +629,32 @@ START_TEST(test_deepbind_binds_to_the_preload)
 }
 END_TEST
 
+/*
+ * dlmopen() into the base namespace, where the preload is, with
+ * RTLD_DEEPBIND: as dlopen(); a new namespace keeps its own glibc, and
+ * its plugin glibc's functions (the preload is not loaded there).
+ */
+START_TEST(test_deepbind_dlmopen)
+{
+	char path[PATH_MAX + 64];
+	void *(*fn)(void);
+	void *h;
+
+	plugin_path(path, sizeof(path), PLUGIN_NAME);
+	h = dlmopen(LM_ID_BASE, path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(h, "%s", dlerror());
+	fn = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	ck_assert_msg(is_preloads(fn()),
+		      "dlmopen(LM_ID_BASE): the plugin's pthread_rwlock_wrlock is not the preload's");
+	dlclose(h);
+	h = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	ck_assert_msg(h, "%s", dlerror());
+	fn = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	ck_assert(fn() && !is_preloads(fn()));
+	dlclose(h);
+}
+END_TEST
+
 /* Two threads through the plugin's rwlock calls, two through the names. */
 START_TEST(test_deepbind_rwlock_mutual_exclusion)
 {
@@ -1174,6 +1200,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_deepbind_dlopen_from_a_constructor_beside_another);
 	tcase_add_test(tc, test_deepbind_dlopen_after_fork_inside_a_loader);
 	tcase_add_test(tc, test_deepbind_function_table);
+	tcase_add_test(tc, test_deepbind_dlmopen);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
 #endif
