@@ -248,6 +248,11 @@ $(PRELOAD_LOCALE): tests/preload/comma.locale
 	@rm -rf $(@D) && mkdir -p $(@D)
 	localedef -c -i $< -f UTF-8 $(@D) >/dev/null 2>&1 || test -s $@
 
+# plugin_textrel.c's text relocations are the point: the linker is told.
+build/tests/preload/libtfx-plugin-textrel.so: tests/preload/plugin_textrel.c
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -Wl,-z,notext -o $@ $<
+
 # plugin_runpath.c needs plugin_nested.c's library and finds it, and its
 # siblings, through its RUNPATH ($ORIGIN).
 build/tests/preload/libtfx-plugin-runpath.so: tests/preload/plugin_runpath.c \

@@ -29,12 +29,13 @@
  *   dlsym() or dladdr() there: they take the loader's other lock).
  * - Which slots: those of R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT
  *   relocations (DT_JMPREL, DT_RELA), and the R_X86_64_64 data pointers
- *   that still hold one of glibc's rwlock or condition variable
+ *   that still hold one of glibc's mutex, rwlock or condition variable
  *   functions (tfx_deepbind_data()). A slot that holds ours already is
  *   left alone, so patching twice writes nothing; a lazy slot (still on
- *   the PLT) is simply overwritten; a slot in the RELRO pages is written
- *   between two mprotect() calls that make that page writable and read
- *   only again, as glibc left it. Anything odd (no symbol table, REL
+ *   the PLT) is simply overwritten; a slot in a page that is not writable
+ *   (the RELRO pages, or the text of an object with text relocations) is
+ *   written between two mprotect() calls that make that page writable
+ *   and give it back the protection glibc left it with. Anything odd (no symbol table, REL
  *   relocations, an mprotect() that fails) leaves the slot or the object
  *   as glibc made it, silently: dlopen() never fails because of us.
  * - The caller: glibc's dlopen() finds the calling object from its
@@ -48,8 +49,7 @@
  * - What remains glibc's (tofutex-run(1), BUGS): the plugin's
  *   constructors run inside glibc's dlopen(), before the patch, and so do
  *   any dlopen() they make; a function pointer the plugin took before the
- *   patch stays glibc's, and so do data pointers to its mutex
- *   functions; dlsym(RTLD_NEXT) from the plugin searches its own scope
+ *   patch stays glibc's; dlsym(RTLD_NEXT) from the plugin searches its own scope
  *   first (RTLD_DEFAULT of an interposed name is answered from
  *   the global scope, dlsym.c); dlmopen() namespaces other than the base
  *   one (the preload is not loaded there) are left alone (dlmopen() into
@@ -60,6 +60,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -153,21 +154,60 @@ bool tfx_deepbind_caller(const void *caller, const char *name)
 	return false;
 }
 
-/* Write @fn into @slot, opening its page when it is in [@ro, @ro_end). */
-static void tfx_deepbind_store(void **slot, void *fn, uintptr_t ro,
-			       uintptr_t ro_end)
+/* Where an object's slots are, and how its pages are mapped. */
+struct tfx_deepbind_map {
+	const struct dl_phdr_info *info;
+	uintptr_t ro, ro_end;		/* its PT_GNU_RELRO pages, read only */
+};
+
+/*
+ * The protection of the page of @slot as glibc left it: read only in the
+ * RELRO pages, else its PT_LOAD segment's (read only and executable in
+ * the text of an object with text relocations, DT_TEXTREL); -1 when no
+ * segment holds it.
+ */
+static int tfx_deepbind_prot(const struct tfx_deepbind_map *m, uintptr_t slot)
+{
+	const ElfW(Phdr) *ph;
+	uintptr_t start;
+	ElfW(Half) i;
+
+	if (slot >= m->ro && slot < m->ro_end)
+		return PROT_READ;
+	for (i = 0; i < m->info->dlpi_phnum; i++) {
+		ph = &m->info->dlpi_phdr[i];
+		start = m->info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || slot < start ||
+		    slot >= start + ph->p_memsz)
+			continue;
+		return (ph->p_flags & PF_R ? PROT_READ : 0) |
+		       (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+		       (ph->p_flags & PF_X ? PROT_EXEC : 0);
+	}
+	return -1;
+}
+
+/*
+ * Write @fn into @slot; a page that is not writable is made so for the
+ * write and given its protection back, as glibc does while it relocates.
+ */
+static void tfx_deepbind_store(const struct tfx_deepbind_map *m, void **slot,
+			       void *fn)
 {
 	uintptr_t page = (uintptr_t)slot & ~((uintptr_t)getpagesize() - 1);
 	size_t len = (size_t)getpagesize();
+	int prot = tfx_deepbind_prot(m, (uintptr_t)slot);
 
-	if ((uintptr_t)slot < ro || (uintptr_t)slot >= ro_end) {
+	if (prot < 0)
+		return;
+	if (prot & PROT_WRITE) {
 		__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
 		return;
 	}
-	if (mprotect((void *)page, len, PROT_READ | PROT_WRITE))
+	if (mprotect((void *)page, len, prot | PROT_WRITE))
 		return;
 	__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
-	mprotect((void *)page, len, PROT_READ);
+	mprotect((void *)page, len, prot);
 }
 
 /*
@@ -177,7 +217,7 @@ static void tfx_deepbind_store(void **slot, void *fn, uintptr_t ro,
  * touched (addend 0, not changed by the plugin since).
  */
 static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
-			      uintptr_t ro, uintptr_t ro_end)
+			      const struct tfx_deepbind_map *m)
 {
 	void **slot = (void **)(l->l_addr + r->r_offset);
 	void *cur, *fn;
@@ -187,13 +227,13 @@ static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
 	cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
 	fn = tfx_fn_ours(cur);
 	if (fn)
-		tfx_deepbind_store(slot, fn, ro, ro_end);
+		tfx_deepbind_store(m, slot, fn);
 }
 
 /* The slots of one table of RELA relocations, @size bytes, of @l. */
 static void tfx_deepbind_relocs(const struct link_map *l,
 				const ElfW(Rela) *r, size_t size,
-				uintptr_t ro, uintptr_t ro_end)
+				const struct tfx_deepbind_map *m)
 {
 	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
 	const char *str = tfx_dyn_ptr(l, DT_STRTAB);
@@ -205,7 +245,7 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 		return;
 	for (; r < end; r++) {
 		if (ELF64_R_TYPE(r->r_info) == R_X86_64_64) {
-			tfx_deepbind_data(l, r, ro, ro_end);
+			tfx_deepbind_data(l, r, m);
 			continue;
 		}
 		if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT &&
@@ -218,7 +258,7 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 		fn = tfx_elf_sym(tfx_self, str + s->st_name);
 		slot = (void **)(l->l_addr + r->r_offset);
 		if (fn && __atomic_load_n(slot, __ATOMIC_RELAXED) != fn)
-			tfx_deepbind_store(slot, fn, ro, ro_end);
+			tfx_deepbind_store(m, slot, fn);
 	}
 }
 
@@ -231,24 +271,24 @@ static void tfx_deepbind_patch(const struct link_map *l,
 	const ElfW(Dyn) *relasz = tfx_dyn_entry(l, DT_RELASZ);
 	const ElfW(Dyn) *ent = tfx_dyn_entry(l, DT_RELAENT);
 	uintptr_t mask = ~((uintptr_t)getpagesize() - 1);
-	uintptr_t ro = 0, ro_end = 0;
+	struct tfx_deepbind_map m = { .info = info };
 	ElfW(Half) i;
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_GNU_RELRO)
 			continue;
-		ro = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) & mask;
-		ro_end = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr +
-			  info->dlpi_phdr[i].p_memsz) & mask;
+		m.ro = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) & mask;
+		m.ro_end = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr +
+			    info->dlpi_phdr[i].p_memsz) & mask;
 	}
 	if (ent && ent->d_un.d_val != sizeof(ElfW(Rela)))
 		return;
 	if (pltrel && pltrel->d_un.d_val == DT_RELA && pltsz)
 		tfx_deepbind_relocs(l, tfx_dyn_ptr(l, DT_JMPREL),
-				    pltsz->d_un.d_val, ro, ro_end);
+				    pltsz->d_un.d_val, &m);
 	if (relasz)
 		tfx_deepbind_relocs(l, tfx_dyn_ptr(l, DT_RELA),
-				    relasz->d_un.d_val, ro, ro_end);
+				    relasz->d_un.d_val, &m);
 }
 
 /* Does @l (file @path) name one of @d's objects needs (DT_NEEDED)? */
@@ -308,16 +348,52 @@ static int tfx_deepbind_object(struct dl_phdr_info *info, size_t size,
 }
 
 /*
+ * The walks (tfx_dlopen_deepbind()) hold glibc's dl_iterate_phdr() lock,
+ * which glibc 2.36's fork() does not reset in the child (its dlopen()
+ * lock, it does): a child forked during a walk would wait for it for
+ * ever in its next dlopen() of a new object. So a walk holds this lock
+ * too, and fork() takes it first (pthread_atfork()), waiting for the walk
+ * in progress; the child makes it anew. It is a glibc mutex of our own,
+ * taken with glibc's functions. Lock order: this, then the loader's; no
+ * thread that holds a loader lock waits for it, but a fork() from inside
+ * a dl_iterate_phdr() callback (which would deadlock in glibc anyway).
+ */
+static pthread_mutex_t tfx_walk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tfx_walk_fork_prepare(void)
+{
+	tfx_glibc()->mutex_lock(&tfx_walk_lock);
+}
+
+static void tfx_walk_fork_parent(void)
+{
+	tfx_glibc()->mutex_unlock(&tfx_walk_lock);
+}
+
+static void tfx_walk_fork_child(void)
+{
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	memcpy(&tfx_walk_lock, &fresh, sizeof(fresh));
+}
+
+__attribute__((constructor)) static void tfx_walk_start(void)
+{
+	pthread_atfork(tfx_walk_fork_prepare, tfx_walk_fork_parent,
+		       tfx_walk_fork_child);
+}
+
+/*
  * glibc's dlopen() from here, then the patch of the objects of the
  * handle. No lock of ours is held across glibc's dlopen(): a plugin's
  * constructor that loads another with RTLD_DEEPBIND, beside another
  * thread doing the same, would take it and the loader's in the other
- * order, and a fork() child of a thread inside would keep it. Instead
- * every caller patches its handle's objects itself, so that none returns
- * before they are ours: a second thread's dlopen() of a plugin the first
- * is loading returns once glibc has relocated it, maybe before the first
- * thread's patch. The walks run inside dl_iterate_phdr(), under the
- * loader's lock, one at a time; the second writes nothing.
+ * order. Instead every caller patches its handle's objects itself, so
+ * that none returns before they are ours: a second thread's dlopen() of
+ * a plugin the first is loading returns once glibc has relocated it,
+ * maybe before the first thread's patch. The walks run inside
+ * dl_iterate_phdr(), under the loader's lock and tfx_walk_lock, one at
+ * a time; the second writes nothing.
  */
 static void *tfx_dlopen_deepbind(const char *file, int mode)
 {
@@ -327,8 +403,11 @@ static void *tfx_dlopen_deepbind(const char *file, int mode)
 	/* glibc's functions known before the walk, where dlsym() may not run. */
 	tfx_glibc();
 	h = tfx_next_dlopen(file, mode);
-	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root)
+	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root) {
+		tfx_glibc()->mutex_lock(&tfx_walk_lock);
 		dl_iterate_phdr(tfx_deepbind_object, &d);
+		tfx_glibc()->mutex_unlock(&tfx_walk_lock);
+	}
 	return h;
 }
 
@@ -430,8 +509,23 @@ tfx_dlmopen_route(Lmid_t lmid, const char *file, int mode, const void *caller)
 	       (void *)tfx_dlmopen_deepbind : (void *)tfx_next_dlmopen;
 }
 
-/* dlopen() and dlmopen(): jump where the routes say (preload.h). */
+void *tfx_dlopen_fn_ours(const void *fn)
+{
+	tfx_dlopen_resolve();
+	if (fn == (const void *)tfx_next_dlopen)
+		return tfx_stub_dlopen;
+	if (fn == (const void *)tfx_next_dlmopen)
+		return tfx_stub_dlmopen;
+	return NULL;
+}
+
+/*
+ * dlopen() and dlmopen(): jump where the routes say (preload.h), at each
+ * of glibc's versions of them too (dlsym.c says why).
+ */
 TFX_ROUTE_STUB(dlopen, tfx_dlopen_route, 0);
 TFX_ROUTE_STUB_3(dlmopen, tfx_dlmopen_route);
+TFX_DL_VERSIONS_dlopen;
+TFX_DL_VERSIONS_dlmopen;
 
 #endif /* __x86_64__ */

@@ -21,10 +21,12 @@
  *
  * Rules:
  * - A lookup on a real handle of a name of the lock functions
- *   (tfx_lock_fn_name()) calls glibc's dlsym()/dlvsym() and, when the
- *   answer is one of glibc's functions we replace (by address: every
- *   name and version of one has one; the condition variables' default
- *   version, GLIBC_2.3.2), gives ours instead. Another library's function
+ *   (tfx_lock_fn_name()) or of the loader functions interposed here
+ *   (dlsym, dlvsym, dlopen, dlmopen) calls glibc's dlsym()/dlvsym() and,
+ *   when the answer is one of glibc's functions we replace (by address:
+ *   every name and version of one has one; the condition variables'
+ *   default version, GLIBC_2.3.2), gives ours instead: "the real dlsym"
+ *   taken from glibc's handle is ours too. Another library's function
  *   of that name, and glibc's pre-2.3.2 condition variables, which keep
  *   their own object behind the pointer they store, are left alone.
  * - Every other lookup, RTLD_DEFAULT and RTLD_NEXT above all, reaches
@@ -186,12 +188,31 @@ static void tfx_dlsym_resolve(void)
 			 __ATOMIC_RELEASE);
 }
 
-/* Ours in place of glibc's lock function @fn, else @fn. */
+/* Ours for glibc's loader function @fn (dlsym, ...), else NULL. */
+static void *tfx_dl_fn_ours(const void *fn)
+{
+	if (fn == (const void *)tfx_next_dlsym)
+		return tfx_stub_dlsym;
+	if (fn == (const void *)tfx_next_dlvsym)
+		return tfx_stub_dlvsym;
+	return tfx_dlopen_fn_ours(fn);
+}
+
+/* Ours in place of glibc's lock or loader function @fn, else @fn. */
 static void *tfx_dlsym_swap(void *fn)
 {
 	void *ours = fn ? tfx_fn_ours(fn) : NULL;
 
+	if (fn && !ours)
+		ours = tfx_dl_fn_ours(fn);
 	return ours ? ours : fn;
+}
+
+/* The loader functions this library interposes (the stubs below). */
+static bool tfx_dl_fn_name(const char *name)
+{
+	return name && (tfx_str_eq(name, "dlsym") || tfx_str_eq(name, "dlvsym") ||
+			tfx_str_eq(name, "dlopen") || tfx_str_eq(name, "dlmopen"));
 }
 
 /* glibc's answer, or our function in place of glibc's. */
@@ -243,7 +264,7 @@ tfx_dlsym_route(void *handle, const char *name, int versioned,
 	 * wrapper library may rely on.
 	 */
 	bool fix = handle != RTLD_NEXT && handle != RTLD_DEFAULT &&
-		   tfx_lock_fn_name(name);
+		   (tfx_lock_fn_name(name) || tfx_dl_fn_name(name));
 
 	if (!__atomic_load_n(&tfx_next_dlvsym, __ATOMIC_ACQUIRE))
 		tfx_dlsym_resolve();
@@ -255,8 +276,14 @@ tfx_dlsym_route(void *handle, const char *name, int versioned,
 	return fix ? (void *)tfx_dlsym_ours : (void *)tfx_next_dlsym;
 }
 
-/* dlsym() and dlvsym(): jump where tfx_dlsym_route() says (preload.h). */
+/*
+ * dlsym() and dlvsym(): jump where tfx_dlsym_route() says (preload.h),
+ * at each of glibc's versions of them too, so that a versioned lookup
+ * (an interposer's dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5")) finds ours.
+ */
 TFX_ROUTE_STUB(dlsym, tfx_dlsym_route, 0);
 TFX_ROUTE_STUB(dlvsym, tfx_dlsym_route, 1);
+TFX_DL_VERSIONS_dlsym;
+TFX_DL_VERSIONS_dlvsym;
 
 #endif /* __x86_64__ */

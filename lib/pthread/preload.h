@@ -238,8 +238,11 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 	__asm__(".text\n" \
 		".globl " #name "\n" \
 		".type " #name ", @function\n" \
+		".globl tfx_stub_" #name "\n" \
+		".hidden tfx_stub_" #name "\n" \
 		".p2align 4\n" \
 		#name ":\n" \
+		"tfx_stub_" #name ":\n" \
 		"	.cfi_startproc\n" \
 		"	endbr64\n" \
 		"	push %rdi\n" \
@@ -260,6 +263,28 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 		"	jmp *%rax\n" \
 		"	.cfi_endproc\n" \
 		".size " #name ", .-" #name "\n")
+
+/*
+ * The same entry point at glibc's other version @ver of loader function
+ * @name (lib/pthread/versions.sh writes TFX_DL_VERSIONS_name): a jump to
+ * the stub, which keeps the caller's return address.
+ */
+#define TFX_DL_VERSION(name, tag, ver) \
+	__asm__(".text\n" \
+		".globl tfx_v_" #name "_" #tag "\n" \
+		".type tfx_v_" #name "_" #tag ", @function\n" \
+		"tfx_v_" #name "_" #tag ":\n\t" \
+		"endbr64\n\tjmp tfx_stub_" #name "\n" \
+		".size tfx_v_" #name "_" #tag ", .-tfx_v_" #name "_" #tag "\n" \
+		".symver tfx_v_" #name "_" #tag ", " #name "@" ver)
+
+/* The entry points of the stubs, for dlsym.c's answer on a handle. */
+TOFUTEX_HIDDEN extern char tfx_stub_dlsym[];
+TOFUTEX_HIDDEN extern char tfx_stub_dlvsym[];
+TOFUTEX_HIDDEN extern char tfx_stub_dlopen[];
+TOFUTEX_HIDDEN extern char tfx_stub_dlmopen[];
+/* deepbind.c: ours for glibc's dlopen() or dlmopen() at @fn, else NULL. */
+TOFUTEX_HIDDEN void *tfx_dlopen_fn_ours(const void *fn);
 #endif
 
 /* real.c: the table, filled when the library is loaded. */

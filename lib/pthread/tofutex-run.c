@@ -375,6 +375,12 @@ int main(int argc, char **argv)
 			prog, TOFUTEX_RUN_SONAME, TOFUTEX_RUN_LIBDIR, prog);
 		return 127;
 	}
+	/* The dynamic linker splits LD_PRELOAD at spaces and colons. */
+	if (strpbrk(path, " :\t\n")) {
+		fprintf(stderr, "%s: %s: LD_PRELOAD cannot name a library whose path holds a space or a colon; install it elsewhere or set TOFUTEX_RUN_LIBRARY to a path without one\n",
+			prog, path);
+		return 127;
+	}
 	/* Its constructor refuses a backend that cannot be had (start.c). */
 	if (!dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
 		fprintf(stderr, "%s: %s\n", prog, dlerror());

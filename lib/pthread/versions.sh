@@ -5,7 +5,9 @@
 # of libtofutex-pthread.so, taken from the C library it is built against.
 #
 # Each pthread function the preload replaces (TFX_SELF(name) and
-# TFX_COMPAT(name) in SOURCE...) is defined at every version at which
+# TFX_COMPAT(name) in SOURCE...), and each loader function it interposes
+# (dlsym, dlvsym, dlopen, dlmopen: TFX_ROUTE_STUB(name, ...) and
+# TFX_ROUTE_STUB_3(name, ...)), is defined at every version at which
 # LIBC defines that same function (the same address as its default
 # version): pthread_rwlock_rdlock@@GLIBC_2.34 and @GLIBC_2.2.5 on x86-64,
 # which binaries built against glibc 2.34 and later and before it call;
@@ -19,7 +21,8 @@
 #
 # Writes MAP, the version script (the default versions; libtofutex's own
 # functions inside stay local), and HEADER, one macro TFX_VERSIONS_name a
-# function: the aliases of its other versions (preload.h, TFX_SELF).
+# pthread function and TFX_DL_VERSIONS_name a loader function: the
+# aliases of its other versions (preload.h, TFX_SELF and TFX_DL_VERSION).
 # READELF: the readelf to use (any binutils readelf reads any ELF).
 set -eu
 
@@ -28,7 +31,8 @@ shift 3
 readelf=${READELF:-readelf}
 
 names=$(sed -n -e 's/^TFX_SELF(\([a-z_]*\));$/pthread_\1/p' \
-	-e 's/^TFX_COMPAT(\([a-z_]*\));$/__pthread_\1/p' "$@" | sort -u)
+	-e 's/^TFX_COMPAT(\([a-z_]*\));$/__pthread_\1/p' \
+	-e 's/^TFX_ROUTE_STUB\(_3\)\{0,1\}(\([a-z]*\),.*$/\2/p' "$@" | sort -u)
 [ -n "$names" ] || { echo "versions.sh: no TFX_SELF or TFX_COMPAT in $*" >&2; exit 1; }
 
 # "name version address default" for LIBC's definitions of those names.
@@ -80,16 +84,23 @@ awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
 		print "/* Written by lib/pthread/versions.sh from " libc ". */" >hdrfile
 		for (i = 1; i <= n; i++) {
 			f = list[i]
-			if (f !~ /^pthread_/)
+			if (f ~ /^pthread_/) {
+				s = substr(f, 9)
+				line = "#define TFX_VERSIONS_" s
+				mac = "TFX_VERSION"
+			} else if (f ~ /^dl/) {
+				s = f
+				line = "#define TFX_DL_VERSIONS_" s
+				mac = "TFX_DL_VERSION"
+			} else {
 				continue
-			s = substr(f, 9)
-			line = "#define TFX_VERSIONS_" s
+			}
 			m = split(substr(alias[f], 2), a, " ")
 			if (!m)
 				line = line " TFX_NO_VERSIONS"
 			for (j = 1; j <= m; j++) {
 				tag = a[j]; gsub(/\./, "_", tag)
-				line = line (j > 1 ? ";" : "") " \\\n\tTFX_VERSION(" s ", " tag ", \"" a[j] "\")"
+				line = line (j > 1 ? ";" : "") " \\\n\t" mac "(" s ", " tag ", \"" a[j] "\")"
 			}
 			print line >hdrfile
 		}

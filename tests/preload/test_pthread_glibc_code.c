@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "sleeping.h"
 
@@ -43,6 +44,7 @@
 #define PLUGIN_RUNPATH "libtfx-plugin-runpath.so"
 #define PLUGIN_CTOR "libtfx-plugin-ctor.so"
 #define PLUGIN_BLOCKING "libtfx-plugin-blocking.so"
+#define PLUGIN_TEXTREL "libtfx-plugin-textrel.so"
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -554,6 +556,53 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 }
 END_TEST
 
+/*
+ * "The real dlsym", as interposers find it (dlvsym(RTLD_NEXT, "dlsym",
+ * version), or dlsym() on a handle of glibc), is the preload's at every
+ * version glibc has, and so are dlvsym, dlopen and dlmopen; the lock
+ * functions it finds on glibc's handle are the preload's (x86-64, where
+ * they are interposed).
+ */
+START_TEST(test_dlsym_the_real_dlsym_is_the_preloads)
+{
+#if defined(__x86_64__)
+	static const char *const found[][2] = {
+		{ "dlsym", "GLIBC_2.34" }, { "dlsym", "GLIBC_2.2.5" },
+		{ "dlvsym", "GLIBC_2.34" }, { "dlvsym", "GLIBC_2.2.5" },
+		{ "dlopen", "GLIBC_2.34" }, { "dlopen", "GLIBC_2.2.5" },
+		{ "dlmopen", "GLIBC_2.34" }, { "dlmopen", "GLIBC_2.3.4" },
+	};
+	void *(*real)(void *, const char *);
+	void *libc = dlopen("libc.so.6", RTLD_NOW);
+	unsigned int i;
+	void *fn;
+
+	ck_assert(libc);
+	for (i = 0; i < sizeof(found) / sizeof(found[0]); i++) {
+		fn = dlvsym(RTLD_NEXT, found[i][0], found[i][1]);
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlvsym(RTLD_NEXT, %s, %s) is not the preload's",
+			      found[i][0], found[i][1]);
+		fn = dlsym(libc, found[i][0]);
+		ck_assert_msg(fn && is_preloads(fn),
+			      "dlsym(libc.so.6, %s) is not the preload's",
+			      found[i][0]);
+	}
+	real = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym",
+							 "GLIBC_2.2.5");
+	fn = real(libc, "pthread_rwlock_wrlock");
+	ck_assert_msg(fn && is_preloads(fn),
+		      "the real dlsym's pthread_rwlock_wrlock is glibc's");
+	real = (void *(*)(void *, const char *))dlsym(libc, "dlsym");
+	fn = real(libc, "pthread_rwlock_wrlock");
+	ck_assert_msg(fn && is_preloads(fn),
+		      "libc.so.6's dlsym's pthread_rwlock_wrlock is glibc's");
+	ck_assert(!is_preloads(real(libc, "malloc")));
+	dlclose(libc);
+#endif
+}
+END_TEST
+
 /* Two threads through functions dlsym() gave, two through the names. */
 START_TEST(test_dlsym_rwlock_mutual_exclusion)
 {
@@ -625,6 +674,26 @@ START_TEST(test_deepbind_binds_to_the_preload)
 	fn = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
 	ck_assert_msg(is_preloads(fn()),
 		      "the plugin loaded again calls glibc's pthread_rwlock_wrlock");
+	dlclose(h);
+}
+END_TEST
+
+/*
+ * A plugin whose table of lock functions is in read-only pages (text
+ * relocations): loaded with RTLD_DEEPBIND, the table holds the preload's
+ * functions too, and the pages keep their protection (a write faults).
+ */
+START_TEST(test_deepbind_text_relocations)
+{
+	void *h = plugin_open(PLUGIN_TEXTREL, RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*wr)(void) = (void *(*)(void))deepbind_fn(h, "tfx_textrel_wrlock");
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	int (*lock)(pthread_rwlock_t *) = (int (*)(pthread_rwlock_t *))wr();
+
+	ck_assert_msg(is_preloads((void *)lock),
+		      "the plugin's read-only table holds glibc's pthread_rwlock_wrlock");
+	ck_assert_int_eq(lock(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 	dlclose(h);
 }
 END_TEST
@@ -983,6 +1052,73 @@ START_TEST(test_deepbind_dlopen_after_fork_inside_a_loader)
 }
 END_TEST
 
+/*
+ * Loads the (already loaded) RTLD_DEEPBIND plugin again and again. No
+ * ck_assert() here nor in the fork children: Check's bookkeeping takes a
+ * lock a child forked meanwhile would find held.
+ */
+struct reopen {
+	char path[PATH_MAX + 64];
+	atomic_bool stop;
+	atomic_long failed;
+};
+
+static void *reopen_main(void *arg)
+{
+	struct reopen *r = arg;
+	void *h;
+
+	while (!atomic_load(&r->stop)) {
+		h = dlopen(r->path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+		if (!h)
+			atomic_fetch_add(&r->failed, 1);
+		else
+			dlclose(h);
+	}
+	return NULL;
+}
+
+#define REOPEN_FORKS	50
+
+/*
+ * fork() while another thread's RTLD_DEEPBIND dlopen() of a loaded
+ * plugin is being patched: the child's dlopen() of a new plugin returns
+ * (the patch walks the objects under a loader lock that glibc's fork()
+ * does not reset; fork() waits for the walk instead).
+ */
+START_TEST(test_deepbind_fork_beside_a_reopening_loader)
+{
+	void *h = plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	uint64_t end = now_ns() + DEEPBIND_RACE_NS / 5;
+	static struct reopen r;
+	char other[PATH_MAX + 64];
+	int forks, status = 0;
+	pthread_t t;
+	pid_t pid;
+
+	plugin_path(r.path, sizeof(r.path), PLUGIN_NAME);
+	plugin_path(other, sizeof(other), PLUGIN_DLNEXT);
+	ck_assert_int_eq(pthread_create(&t, NULL, reopen_main, &r), 0);
+	for (forks = 0; forks < REOPEN_FORKS && now_ns() < end; forks++) {
+		pid = fork();
+		if (!pid) {
+			alarm(10);
+			_exit(dlopen(other, RTLD_NOW | RTLD_LOCAL) ? 0 : 1);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			break;
+	}
+	atomic_store(&r.stop, true);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	dlclose(h);
+	ck_assert_int_eq(atomic_load(&r.failed), 0);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "fork child %d's dlopen() did not return (status %#x)",
+		      forks, status);
+}
+END_TEST
+
 /* A plugin the plugin loads with RTLD_DEEPBIND calls the preload's too. */
 START_TEST(test_deepbind_nested_dlopen)
 {
@@ -1183,6 +1319,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_dlsym_lock_functions_are_the_preloads);
 	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
 	tcase_add_test(tc, test_dlvsym_default_is_the_preloads);
+	tcase_add_test(tc, test_dlsym_the_real_dlsym_is_the_preloads);
 #endif
 	tcase_add_test(tc, test_dlsym_pseudo_handles_keep_the_caller);
 	suite_add_tcase(s, tc);
@@ -1199,8 +1336,10 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_deepbind_concurrent_dlopen);
 	tcase_add_test(tc, test_deepbind_dlopen_from_a_constructor_beside_another);
 	tcase_add_test(tc, test_deepbind_dlopen_after_fork_inside_a_loader);
+	tcase_add_test(tc, test_deepbind_fork_beside_a_reopening_loader);
 	tcase_add_test(tc, test_deepbind_function_table);
 	tcase_add_test(tc, test_deepbind_dlmopen);
+	tcase_add_test(tc, test_deepbind_text_relocations);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
 	suite_add_tcase(s, tc);
 #endif
