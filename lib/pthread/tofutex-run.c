@@ -336,6 +336,17 @@ static int set_profile(const char *arg)
 	return 0;
 }
 
+/*
+ * End tofutex-run itself once it has loaded the library (its check that
+ * the library loads): without the exit handlers the library registered
+ * there, which would write reports of tofutex-run's own process.
+ */
+static int quit(int status)
+{
+	fflush(NULL);
+	_exit(status);
+}
+
 int main(int argc, char **argv)
 {
 	char lib[PATH_MAX], cmd[PATH_MAX], sanbuf[64], *preload;
@@ -411,7 +422,7 @@ int main(int argc, char **argv)
 		execvp(argv[first], argv + first);
 		fprintf(stderr, "%s: %s: %s\n", prog, argv[first],
 			strerror(errno));
-		return errno == ENOENT ? 127 : 126;
+		return quit(errno == ENOENT ? 127 : 126);
 	}
 	/*
 	 * The order of LD_PRELOAD: a sanitizer runtime CMD needs first (ASan
@@ -425,15 +436,15 @@ int main(int argc, char **argv)
 			 strlen(path) + 3);
 	if (!preload) {
 		perror(prog);
-		return 127;
+		return quit(127);
 	}
 	sprintf(preload, "%s%s%s%s%s", runtime, *runtime ? ":" : "",
 		old ? old : "", old && *old ? ":" : "", path);
 	if (setenv("LD_PRELOAD", preload, 1)) {
 		perror(prog);
-		return 127;
+		return quit(127);
 	}
 	execvp(argv[first], argv + first);
 	fprintf(stderr, "%s: %s: %s\n", prog, argv[first], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return quit(errno == ENOENT ? 127 : 126);
 }
