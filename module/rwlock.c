@@ -37,10 +37,11 @@
  *   (owner.c, one record per state): the thread given a dead writer's
  *   TID takes the word over with RDLOCK or WRLOCK, and its RWUNLOCK fails
  *   with -EPERM (rwunlock.c);
- * - as a writer on a reader-owned word, spins while the reader count keeps
- *   moving: the spin ends once the word stood still for spin_ns, the
- *   price of a sleep and wake-up (lock.c explains the figure). Readers
- *   cannot be watched as a writer can: the count says how many, not who;
+ * - as a writer on a reader-owned word, spins until the readers are gone,
+ *   for at most spin_ns in all between two sleeps, the price of a sleep
+ *   and wake-up (lock.c explains the figure): readers that keep moving
+ *   the count do not extend it. Readers cannot be watched as a writer
+ *   can: the count says how many, not who;
  * - as a reader on a free or reader-owned word, takes it for itself and
  *   for every queued reader in one cmpxchg, and wakes them: queued readers
  *   enter together.
@@ -74,8 +75,8 @@
  * plus the read critical sections in progress when it starves, plus the
  * scheduling delays of its own wake-ups; one with k writers ahead adds, per
  * writer ahead, that writer's critical section and one batch of readers.
- * A writer top waiter sleeps at most until it starves, so that it can
- * raise RW_HANDOFF while readers keep the word. A writer that leaves the
+ * A writer top waiter sleeps at most until it starves, by its own clock,
+ * so that it can raise RW_HANDOFF while readers keep the word. A writer that leaves the
  * queue without the lock (deadline, signal) withdraws RW_HANDOFF, which
  * would else keep new readers (also tryrdlock in user space) out of a
  * word that only readers hold, unless the new top waiter is a starving
@@ -86,13 +87,31 @@
  * (tofutex_rw_grant_readers()); readers that time out before that clear
  * it as the last of them leaves a free word.
  *
- * Loops and signals
- * -----------------
+ * Every sleep has a timer or a waker
+ * ----------------------------------
+ * - A writer on a writer-owned word: the writer's RWUNLOCK (WAITERS), and
+ *   the owner check every owner_check_ns.
+ * - A writer on a reader-owned word, not yet starving: its own starve
+ *   time; starving, with its RW_HANDOFF and WAITERS in the word: the last
+ *   reader's RWUNLOCK, and a look every owner_check_ns, since a writer
+ *   that leaves may withdraw those bits without waking it
+ *   (tofutex_rw_on_readers()); one that could not put its bits into the
+ *   word within its budget: TOFUTEX_RW_RETRY_NS.
+ * - A reader waiting for an orphaned reservation: the end of that wait
+ *   (tofutex_rw_grant_readers()).
+ * - Any waiter not top: whoever makes it top (rwlock.h).
+ * - Every sleep: the caller's deadline and signals.
+ *
+ * Loops, spins and signals
+ * ------------------------
  * Every pass of a loop here re-reads the word and re-checks with the
  * cmpxchg that acts on it. A word that keeps changing (a buggy program)
  * does not keep the caller in the kernel: the top waiter's loop checks for
- * a signal and the deadline and offers the CPU on each pass, and its spins
- * end on need_resched() or a signal. Sleeps are TASK_INTERRUPTIBLE; a
+ * a signal and the deadline and offers the CPU on each pass. A spin on a
+ * writer has spin_ns per writer, as LOCK's; the spin on readers and the
+ * retries of a cmpxchg that readers keep failing have a budget that only
+ * a sleep renews (one that runs out is followed by a sleep), and end on
+ * need_resched(), a signal or the deadline. Sleeps are TASK_INTERRUPTIBLE; a
  * signal ends RDLOCK and WRLOCK with -ERESTARTSYS (the deadline is
  * absolute, so a restart does not extend it). A fault-in of the word's
  * page that must wait (userfaultfd) ends the same way, and at the
@@ -112,15 +131,28 @@
 #include "rwlock.h"
 #include "tofutex.h"
 
+/*
+ * A writer that could not put its bits into a reader-owned word within
+ * its spin budget (readers moving the count under every cmpxchg) sleeps
+ * this long, unwoken, and tries again with a new budget: the CPU it
+ * burns is bounded by the budget per sleep, and it loses at most this
+ * much against readers that would let it in earlier.
+ */
+#define TOFUTEX_RW_RETRY_NS	NSEC_PER_MSEC
+
 /**
  * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
  * @q:          the table, state, word, deadline and sleep count (queue.h)
  * @waiter:     the caller's queue entry
+ * @spin_end:   when the caller's spin on readers, and its retries to put
+ *              RW_HANDOFF into their word, must end (ns, monotonic), set
+ *              by the first of them after a sleep; 0: not set
  * @owner_died: the caller cleared a dead writer's TID
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
+	u64 spin_end;
 	bool owner_died;
 };
 
@@ -190,6 +222,63 @@ static bool tofutex_rw_starving(struct tofutex_rw_call *c)
 	return tofutex_rw_waited(&c->waiter, ktime_get_ns());
 }
 
+/* What tofutex_rw_mark() found: sleep, or sleep TOFUTEX_RW_RETRY_NS. */
+#define TOFUTEX_RW_MARKED	1
+#define TOFUTEX_RW_UNMARKED	2
+
+/**
+ * tofutex_rw_mark() - put WAITERS into the word before a sleep
+ * @c:         the call, with the task state set
+ * @on_writer: @word names a writer
+ * @word:      in: the word as last read; out: with WAITERS, when marked
+ *
+ * On a writer-owned word the cmpxchg doubles as the re-check: the word
+ * must still be exactly @word (done also when WAITERS is set already).
+ * On a reader-owned word only the count and WAITERS may have changed:
+ * readers that join or leave move the count and keep WAITERS, and the
+ * last one out must then call RWUNLOCK, which wakes the top waiter. So a
+ * count that moved under the cmpxchg is no reason to look again: the
+ * cmpxchg is retried from the value it found, for at most spin_ns, the
+ * deadline or a signal; a caller that could not mark the word by then
+ * sleeps TOFUTEX_RW_RETRY_NS unwoken, else readers that keep coming
+ * would keep it from ever sleeping. Any other change (RW_HANDOFF raised
+ * or withdrawn, the word freed or taken by a writer) is looked at again.
+ *
+ * Return: TOFUTEX_RW_MARKED, TOFUTEX_RW_UNMARKED, 0 to look at the word
+ * again, or -EFAULT (page faults are disabled).
+ */
+static int tofutex_rw_mark(struct tofutex_rw_call *c, bool on_writer,
+			   u32 *word)
+{
+	const u32 moves = TOFUTEX_RW_COUNT_MASK | TOFUTEX_WAITERS;
+	u64 end = 0;
+	u32 cur;
+	int ret;
+
+	for (;;) {
+		ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, *word,
+						    *word | TOFUTEX_WAITERS);
+		if (ret)
+			return ret;
+		if (cur == *word) {
+			*word |= TOFUTEX_WAITERS;
+			return TOFUTEX_RW_MARKED;
+		}
+		if (on_writer || !tofutex_rw_readers(cur) ||
+		    ((cur ^ *word) & ~moves))
+			return 0;
+		*word = cur;
+		if (cur & TOFUTEX_WAITERS)
+			return TOFUTEX_RW_MARKED;
+		if (!end)
+			end = ktime_get_ns() + tofutex_spin_ns();
+		else if (ktime_get_ns() >= end || need_resched() ||
+			 signal_pending(current) ||
+			 tofutex_deadline_passed(&c->q.deadline))
+			return TOFUTEX_RW_UNMARKED;
+	}
+}
+
 /**
  * tofutex_rw_block() - set WAITERS and sleep until woken
  * @c:      the call
@@ -199,10 +288,11 @@ static bool tofutex_rw_starving(struct tofutex_rw_call *c)
  * @max_ns: longest sleep, 0 for up to the deadline
  *
  * The ordering against RWUNLOCK is lock.c's tofutex_block(): the task
- * state is set before the cmpxchg that sets WAITERS (done also when it is
- * set already, as the re-check), so a release and wake-up after it makes
- * schedule() return at once; a release before it makes it fail. A grant
- * is looked for after the task state is set, for the same reason.
+ * state is set before the cmpxchg that sets WAITERS (tofutex_rw_mark()),
+ * so a release and wake-up after it makes schedule() return at once; a
+ * release before it makes it fail. A grant is looked for after the task
+ * state is set, for the same reason. A sleep ends the caller's spin
+ * round: its next spin has a budget again.
  *
  * Return: 0 to look at the word again, -ERESTARTSYS, -ETIMEDOUT, -EFAULT,
  * -EINTR.
@@ -210,7 +300,6 @@ static bool tofutex_rw_starving(struct tofutex_rw_call *c)
 static int tofutex_rw_block(struct tofutex_rw_call *c,
 			    struct task_struct *owner, u32 word, u64 max_ns)
 {
-	u32 cur;
 	int ret;
 
 	set_current_state(TASK_INTERRUPTIBLE);
@@ -218,13 +307,15 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 		__set_current_state(TASK_RUNNING);
 		return 0;
 	}
-	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word,
-					    word | TOFUTEX_WAITERS);
-	if (ret || cur != word) {
+	ret = tofutex_rw_mark(c, !!owner, &word);
+	if (ret <= 0) {
 		__set_current_state(TASK_RUNNING);
 		return ret ? tofutex_word_fault_in_until(c->q.uaddr, true,
 							 &c->q.deadline) : 0;
 	}
+	if (ret == TOFUTEX_RW_UNMARKED)
+		max_ns = max_ns ? min_t(u64, max_ns, TOFUTEX_RW_RETRY_NS) :
+			 TOFUTEX_RW_RETRY_NS;
 	if (owner)
 		tofutex_owner_seen(c->q.state, word, owner);
 	ret = tofutex_rw_interrupted(c);
@@ -234,6 +325,7 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 	}
 	tofutex_count(c->q.table, TOFUTEX_CNT_SLEEPS);
 	c->q.sleeps++;
+	c->spin_end = 0;
 	if (max_ns)
 		tofutex_schedule_poll(&c->q.deadline, max_ns);
 	else
@@ -247,11 +339,14 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
  * @owner: the writer (reference held), or NULL to watch the reader count
  * @word:  in: the word as last read; out: the value that ended the spin
  *
- * On a writer: until the word changes, for at most spin_ns. On readers:
- * while the count keeps moving, until it stood still for spin_ns; a
- * writer that is not yet starving stops when it starts to, to raise
- * RW_HANDOFF. Both end on need_resched() or a signal. Runs preemptible and
- * holds no lock.
+ * On a writer: until the word changes, for at most spin_ns, as LOCK spins
+ * on an owner (per writer). On readers: until they are gone, for at most
+ * spin_ns from the first spin after the caller's last sleep
+ * (@c->spin_end): readers that keep moving the count do not extend it,
+ * nor does the outer loop coming back here; a writer that is not yet
+ * starving stops when it starts to, whatever RW_HANDOFF the word shows,
+ * to raise its own. Every spin ends on need_resched(), a signal or the
+ * caller's deadline. Runs preemptible and holds no lock.
  *
  * Return: 0 when the word is to be looked at again, 1 when the caller
  * should sleep, or an error of the fault-in (-EFAULT, -EINTR,
@@ -260,13 +355,20 @@ static int tofutex_rw_block(struct tofutex_rw_call *c,
 static int tofutex_rw_spin(struct tofutex_rw_call *c,
 			   struct task_struct *owner, u32 *word)
 {
-	u64 budget = tofutex_spin_ns(), now = ktime_get_ns();
-	u64 starve_at = U64_MAX, end = now + budget;
+	u64 now = ktime_get_ns(), starve_at = U64_MAX, end;
 	u32 seen = *word;
 	int ret;
 
-	if (!owner && !(seen & TOFUTEX_RW_HANDOFF))
-		starve_at = tofutex_rw_starve_at(&c->waiter);
+	if (owner) {
+		end = now + tofutex_spin_ns();
+	} else {
+		if (!c->spin_end)
+			c->spin_end = now + tofutex_spin_ns();
+		end = c->spin_end;
+		/* Not yet starving: stop when it starts to, to raise its bits. */
+		if (!tofutex_rw_waited(&c->waiter, now))
+			starve_at = tofutex_rw_starve_at(&c->waiter);
+	}
 	tofutex_count(c->q.table, TOFUTEX_CNT_SPINS);
 	for (;;) {
 		ret = tofutex_word_read_until(c->q.uaddr, word, &c->q.deadline);
@@ -277,13 +379,13 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
 			if (owner || !tofutex_rw_readers(*word))
 				return 0;
 			seen = *word;
-			end = now + budget;
 		}
 		if (owner && !tofutex_owner_running(owner))
 			return 1;
 		if (now >= starve_at)
 			return 0;
-		if (now >= end || need_resched() || signal_pending(current))
+		if (now >= end || need_resched() || signal_pending(current) ||
+		    tofutex_deadline_passed(&c->q.deadline))
 			return 1;
 		cpu_relax();
 	}
@@ -341,8 +443,8 @@ out:
  * and a cmpxchg on it; a single attempt from a value read earlier can
  * fail for as long as readers keep coming. So a failed cmpxchg is retried
  * at once from the value it found, while the word stays reader-owned,
- * within the spin budget and until the caller must reschedule or has a
- * signal; then the caller's loop looks again.
+ * within the caller's spin budget (@c->spin_end, shared with its spin)
+ * and until it must reschedule or has a signal.
  *
  * Return: 0, or an error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS,
  * -ETIMEDOUT).
@@ -350,9 +452,12 @@ out:
 static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 {
 	const u32 bits = TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
-	u64 end = ktime_get_ns() + tofutex_spin_ns();
+	bool fresh = false;
 	u32 cur;
 	int ret;
+
+	if (!c->spin_end)
+		c->spin_end = ktime_get_ns() + tofutex_spin_ns();
 
 	while (tofutex_rw_readers(*word) && (*word & bits) != bits) {
 		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, *word,
@@ -364,9 +469,12 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 			break;
 		}
 		*word = cur;
-		if (need_resched() || signal_pending(current) ||
-		    ktime_get_ns() >= end)
+		/* One try from the value just found, at least. */
+		if (fresh && (need_resched() || signal_pending(current) ||
+			      ktime_get_ns() >= c->spin_end ||
+			      tofutex_deadline_passed(&c->q.deadline)))
 			break;
+		fresh = true;
 	}
 	return 0;
 }
@@ -377,29 +485,45 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
  * @word: the word, reader-owned
  *
  * A starving writer raises RW_HANDOFF and WAITERS first, and then sleeps
- * until the last reader's RWUNLOCK gives it the word; before that it
- * sleeps at most until it starves.
+ * until the last reader's RWUNLOCK gives it the word, looking again every
+ * owner_check_ns: whoever clears the bits it raised (a writer that leaves
+ * the queue, tofutex_rw_withdraw()) may not wake it. Before it starves it
+ * sleeps at most until it does, by its own clock, whatever the word says:
+ * an RW_HANDOFF that another writer raised may be withdrawn without a
+ * wake-up.
  *
  * Return: 0 to look at the word again, or a negative error.
  */
 static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
 {
 	const u32 bits = TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
-	u64 now, max_ns = 0;
+	u64 now, at, max_ns = tofutex_owner_check_ns();
+	bool starving = tofutex_rw_starving(c);
 	int ret;
 
-	if (tofutex_rw_starving(c)) {
+	if (starving) {
 		ret = tofutex_rw_raise(c, &word);
-		if (ret || (word & bits) != bits)
+		if (ret || !tofutex_rw_readers(word))
+			return ret;
+		/* Its budget ran out: reschedule, or sleep a while and retry. */
+		if ((word & bits) != bits) {
+			if (need_resched() || signal_pending(current))
+				return 0;
+			max_ns = TOFUTEX_RW_RETRY_NS;
+		}
+	}
+	if (!starving || (word & bits) == bits) {
+		ret = tofutex_rw_spin(c, NULL, &word);
+		if (ret != 1)
 			return ret;
 	}
-	ret = tofutex_rw_spin(c, NULL, &word);
-	if (ret != 1)
-		return ret;
-	if (!(word & TOFUTEX_RW_HANDOFF)) {
+	if (!starving) {
+		/* One read of the starve time: handoff_ns may change. */
 		now = ktime_get_ns();
-		max_ns = max_t(u64, tofutex_rw_starve_at(&c->waiter), now + 1) -
-			 now;
+		at = tofutex_rw_starve_at(&c->waiter);
+		if (now >= at)
+			return 0;
+		max_ns = at - now;
 	}
 	return tofutex_rw_block(c, NULL, word, max_ns);
 }
@@ -657,40 +781,6 @@ out:
 }
 
 /**
- * tofutex_rw_signal_kills() - will a pending signal end the caller's process?
- *
- * A signal whose default action dumps core does not make
- * fatal_signal_pending() true until the dump begins, after the call has
- * returned: without this look, a writer about to die of SIGQUIT or
- * SIGABRT passes for one about to run a handler. Any unblocked pending
- * signal left at its default action, and neither ignored nor a stop by
- * default, kills (sig_fatal()): the signals are delivered before the
- * process runs a handler's code. A traced caller may be judged dying
- * when its tracer will cancel the signal: it then only loses its
- * reservation, and takes it again when it waits again.
- *
- * Return: true when the process is dying.
- */
-static bool tofutex_rw_signal_kills(void)
-{
-	struct sighand_struct *sighand = current->sighand;
-	bool fatal = false;
-	sigset_t pending;
-	int sig;
-
-	if (fatal_signal_pending(current))
-		return true;
-	spin_lock_irq(&sighand->siglock);
-	sigorsets(&pending, &current->pending.signal,
-		  &current->signal->shared_pending.signal);
-	sigandnsets(&pending, &pending, &current->blocked);
-	for (sig = 1; sig <= _NSIG && !fatal; sig++)
-		fatal = sigismember(&pending, sig) && sig_fatal(current, sig);
-	spin_unlock_irq(&sighand->siglock);
-	return fatal;
-}
-
-/**
  * tofutex_rw_withdraw() - a waiter left without the word (queue.c)
  * @arg: the call, a struct tofutex_rw_call
  * @err: why it left
@@ -704,10 +794,14 @@ static bool tofutex_rw_signal_kills(void)
  * readers must not slip in meanwhile, as they do not past glibc's writer
  * in its handler; if it never comes back, the top reader of the next
  * RDLOCK clears RW_HANDOFF once it has waited handoff_ns for it
- * (tofutex_rw_grant_readers()). A writer that a pending signal kills, one
- * that dumps core too, withdraws: it will not be back, and a reader that
- * only tries (user space's tryrdlock never enters the kernel) would be
- * kept out until some reader blocks. A reader that timed out withdraws
+ * (tofutex_rw_grant_readers()). A writer whose process is being killed
+ * (fatal_signal_pending()) withdraws: it will not be back, and a reader
+ * that only tries (user space's tryrdlock never enters the kernel) would
+ * be kept out until some reader blocks. One killed by a signal that dumps
+ * core is not dying yet by the kernel's account while it is here; on a
+ * process-private word, the ABI's, nobody outlives it to see its bits,
+ * and on a word other processes share, the orphan wait clears them. A
+ * reader that timed out withdraws
  * only a reservation on a free word it leaves with nobody queued
  * (tofutex_rw_withdraw_pass()); one that a signal took out will be back.
  */
@@ -717,7 +811,7 @@ static void tofutex_rw_withdraw(void *arg, int err)
 	u32 woken;
 
 	if (c->waiter.reserve && err == -ERESTARTSYS &&
-	    !tofutex_rw_signal_kills())
+	    !fatal_signal_pending(current))
 		return;
 	/* A reader that timed out will not be back (see the pass). */
 	if (c->waiter.write || err == -ETIMEDOUT)
