@@ -583,6 +583,25 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
+/* Start the two relay readers on @rl and wait until the relay runs. */
+static void relay_start(struct relay *rl, struct relay_arg ra[2],
+			pthread_t t[2])
+{
+	bool ok;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ra[i].rl = rl;
+		ra[i].me = i;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, relay_main,
+						&ra[i]), 0);
+	}
+	/* The relay runs: both have taken the lock a few times. */
+	WAIT_UNTIL(ok, atomic_load(&rl->taken[0]) > 3 &&
+		   atomic_load(&rl->taken[1]) > 3, TEST_WAIT_NS);
+	ck_assert_msg(ok, "the reader relay did not start");
+}
+
 START_TEST(test_rw_writer_not_starved_by_reader_relay)
 {
 	struct relay_arg ra[2];
@@ -596,16 +615,7 @@ START_TEST(test_rw_writer_not_starved_by_reader_relay)
 	rl = calloc(1, sizeof(*rl));
 	ck_assert_ptr_nonnull(rl);
 	rl->fd = dev_open();
-	for (i = 0; i < 2; i++) {
-		ra[i].rl = rl;
-		ra[i].me = i;
-		ck_assert_int_eq(pthread_create(&t[i], NULL, relay_main,
-						&ra[i]), 0);
-	}
-	/* The relay runs: both have taken the lock a few times. */
-	WAIT_UNTIL(ok, atomic_load(&rl->taken[0]) > 3 &&
-		   atomic_load(&rl->taken[1]) > 3, TEST_WAIT_NS);
-	ck_assert_msg(ok, "the reader relay did not start");
+	relay_start(rl, ra, t);
 	before[0] = atomic_load(&rl->taken[0]);
 	before[1] = atomic_load(&rl->taken[1]);
 
@@ -1273,7 +1283,7 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 	unsigned long taken[2];
 	struct locker w;
 	pthread_t t[2];
-	bool ok, had;
+	bool had;
 	uint32_t seen;
 	int i, r;
 
@@ -1289,15 +1299,7 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 	ck_assert_msg(!(word_load(&rl->word) & HANDOFF),
 		      "word 0x%08x: the timed writer did not withdraw",
 		      word_load(&rl->word));
-	for (i = 0; i < 2; i++) {
-		ra[i].rl = rl;
-		ra[i].me = i;
-		ck_assert_int_eq(pthread_create(&t[i], NULL, relay_main,
-						&ra[i]), 0);
-	}
-	WAIT_UNTIL(ok, atomic_load(&rl->taken[0]) > 3 &&
-		   atomic_load(&rl->taken[1]) > 3, TEST_WAIT_NS);
-	ck_assert_msg(ok, "the reader relay did not start");
+	relay_start(rl, ra, t);
 	ck_assert_int_eq(rw_unlock(rl->fd, &rl->word, 0, NULL), 0);
 	WAIT_UNTIL(had, atomic_load(&w.done), 3 * NSEC_PER_SEC);
 	seen = word_load(&rl->word);
