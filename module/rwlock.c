@@ -93,10 +93,9 @@
  *   the owner check every owner_check_ns.
  * - A writer on a reader-owned word, not yet starving: its own starve
  *   time; starving, with its RW_HANDOFF and WAITERS in the word: the last
- *   reader's RWUNLOCK, and a look every owner_check_ns, since a writer
- *   that leaves may withdraw those bits without waking it
- *   (tofutex_rw_on_readers()); one that could not put its bits into the
- *   word within its budget: TOFUTEX_RW_RETRY_NS.
+ *   reader's RWUNLOCK, since nobody else clears those bits while it is
+ *   the starving top waiter (tofutex_rw_on_readers()); one that could not
+ *   put its bits into the word within its budget: TOFUTEX_RW_RETRY_NS.
  * - A reader waiting for an orphaned reservation: the end of that wait
  *   (tofutex_rw_grant_readers()).
  * - Any waiter not top: whoever makes it top (rwlock.h).
@@ -485,20 +484,20 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
  * @word: the word, reader-owned
  *
  * A starving writer raises RW_HANDOFF and WAITERS first, and then sleeps
- * until the last reader's RWUNLOCK gives it the word, looking again every
- * owner_check_ns: whoever clears the bits it raised (a writer that leaves
- * the queue, tofutex_rw_withdraw()) may not wake it. Before it starves it
- * sleeps at most until it does, by its own clock, whatever the word says:
- * an RW_HANDOFF that another writer raised may be withdrawn without a
- * wake-up.
+ * until the last reader's RWUNLOCK gives it the word: nobody else clears
+ * those bits while it is the starving top waiter (a withdrawal leaves
+ * them to it, a grant keeps them), so that release is its waker, and it
+ * does not poll. Before it starves it sleeps at most until it does, by
+ * its own clock, whatever the word says: an RW_HANDOFF that another
+ * writer raised may be withdrawn without a wake-up.
  *
  * Return: 0 to look at the word again, or a negative error.
  */
 static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
 {
 	const u32 bits = TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
-	u64 now, at, max_ns = tofutex_owner_check_ns();
 	bool starving = tofutex_rw_starving(c);
+	u64 now, at, max_ns = 0;
 	int ret;
 
 	if (starving) {
