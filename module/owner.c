@@ -252,6 +252,7 @@ int tofutex_owner_take(struct tofutex_state *state, u32 *word, u32 newval,
 		       bool reused, const struct tofutex_deadline *dl)
 {
 	struct pid *old = NULL;
+	bool again = false;
 	int ret;
 
 	for (;;) {
@@ -259,9 +260,11 @@ int tofutex_owner_take(struct tofutex_state *state, u32 *word, u32 newval,
 					      &old);
 		if (ret != -EFAULT)
 			break;
-		ret = tofutex_word_fault_in_until(state->uaddr, true, dl);
+		ret = again ? tofutex_word_refault_until(state->uaddr, true, dl) :
+			      tofutex_word_fault_in_until(state->uaddr, true, dl);
 		if (ret)
 			break;
+		again = true;
 	}
 	put_pid(old);
 	return ret;

@@ -177,11 +177,13 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
  * pass did nothing, so the call can be done again from the start: after
  * a signal handler it is restarted (-ERESTARTNOINTR, also without
  * SA_RESTART), never ended with EINTR, which would tell the caller that
- * it still holds a lock it may no longer be able to release.
+ * it still holds a lock it may no longer be able to release. A fault-in
+ * that must wait for its page ends at @budget, when there is one.
  */
-static int tofutex_release_fault_in(u32 __user *uaddr)
+static int tofutex_release_fault_in(u32 __user *uaddr,
+				    const struct tofutex_deadline *budget)
 {
-	int ret = tofutex_word_fault_in(uaddr, true);
+	int ret = tofutex_word_fault_in_until(uaddr, true, budget);
 
 	if (!ret)
 		return -EAGAIN;
@@ -190,23 +192,29 @@ static int tofutex_release_fault_in(u32 __user *uaddr)
 
 /**
  * tofutex_release_run() - run a release until a pass acts or fails
- * @pass:  one attempt (UNLOCK's or RWUNLOCK's)
- * @arg:   its argument
- * @uaddr: the word, faulted in here when a pass found its page missing
- * @woken: out: 1 when a pass woke a waiter, else 0
+ * @pass:   one attempt (UNLOCK's or RWUNLOCK's, or a withdrawal's)
+ * @arg:    its argument
+ * @uaddr:  the word, faulted in here when a pass found its page missing
+ * @budget: NULL for a release; for a withdrawal (rwlock.c), which may be
+ *          given up and left to the slow path, when it is given up
+ * @woken:  out: 1 when a pass woke a waiter, else 0
  *
  * A pass that found the word changed under its cmpxchg, or its page
  * missing, did nothing and is done again. A word that keeps changing (a
  * buggy program) must not keep the caller in the kernel: every retry
  * offers to reschedule and looks for a signal, after which the call is
  * restarted (-ERESTARTNOINTR): a release is never given up half done. A
- * fatal signal ends the fault-in with -EINTR.
+ * fatal signal ends the fault-in with -EINTR. A withdrawal ends instead
+ * at @budget, also in a fault-in that must wait for its page
+ * (-ETIMEDOUT): it is done for a caller that is leaving, whose signal
+ * must not end it at the first retry, and whose deadline may have passed.
  *
- * Return: 0, -ERESTARTNOINTR, -EINTR, or the pass's or the fault-in's
- * error.
+ * Return: 0, -ERESTARTNOINTR, -EINTR, -ETIMEDOUT, or the pass's or the
+ * fault-in's error.
  */
 int tofutex_release_run(tofutex_release_pass_t pass, void *arg,
-			u32 __user *uaddr, u32 *woken)
+			u32 __user *uaddr,
+			const struct tofutex_deadline *budget, u32 *woken)
 {
 	int ret;
 
@@ -214,10 +222,12 @@ int tofutex_release_run(tofutex_release_pass_t pass, void *arg,
 	for (;;) {
 		ret = pass(arg, woken);
 		if (ret == -EFAULT)
-			ret = tofutex_release_fault_in(uaddr);
+			ret = tofutex_release_fault_in(uaddr, budget);
 		if (ret != -EAGAIN)
 			return ret;
-		if (signal_pending(current))
+		if (budget && tofutex_deadline_passed(budget))
+			return -ETIMEDOUT;
+		if (!budget && signal_pending(current))
 			return -ERESTARTNOINTR;
 		cond_resched();
 	}

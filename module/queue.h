@@ -99,7 +99,8 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 typedef int (*tofutex_release_pass_t)(void *arg, u32 *woken);
 
 int tofutex_release_run(tofutex_release_pass_t pass, void *arg,
-			u32 __user *uaddr, u32 *woken);
+			u32 __user *uaddr,
+			const struct tofutex_deadline *budget, u32 *woken);
 
 /* lockarg.c */
 int tofutex_lock_arg_get(struct tofutex_lock __user *argp, u32 flags_ok,

@@ -81,11 +81,13 @@
  * would else keep new readers (also tryrdlock in user space) out of a
  * word that only readers hold, unless the new top waiter is a starving
  * writer, whose it is then; WAITERS goes with it when nobody is queued
- * (tofutex_rw_withdraw()). A withdrawal that a signal cut short leaves
- * the bits to the slow path, where the top reader waits for the writer
- * up to handoff_ns after it queued, and then clears RW_HANDOFF
- * (tofutex_rw_grant_readers()); readers that time out before that clear
- * it as the last of them leaves a free word.
+ * (tofutex_rw_withdraw()), and the top waiter left is woken, since it
+ * may sleep relying on the bit. A withdrawal that readers or a page that
+ * must be waited for kept from its cmpxchg for TOFUTEX_RW_RETRY_NS leaves
+ * the bits to the slow path, where the queued readers wait for the writer
+ * up to handoff_ns after it left, by a clock the state keeps, and then
+ * clear RW_HANDOFF (tofutex_rw_grant_readers()); readers that time out
+ * before that clear it as the last of them leaves a free word.
  *
  * Every sleep has a timer or a waker
  * ----------------------------------
@@ -97,7 +99,10 @@
  *   the starving top waiter (tofutex_rw_on_readers()); one that could not
  *   put its bits into the word within its budget: TOFUTEX_RW_RETRY_NS.
  * - A reader waiting for an orphaned reservation: the end of that wait
- *   (tofutex_rw_grant_readers()).
+ *   (tofutex_rw_grant_readers()), or the withdrawal of that reservation.
+ * - Whoever clears RW_HANDOFF wakes the top waiter: a grant or a release
+ *   the waiter it gives the word or makes top, a withdrawal the top
+ *   waiter left (a starving writer raises the bit again).
  * - Any waiter not top: whoever makes it top (rwlock.h).
  * - Every sleep: the caller's deadline and signals.
  *
@@ -170,8 +175,8 @@ struct tofutex_rw_call {
  *
  * Return: 1 when taken, 0 when held in a way that excludes the caller,
  * TOFUTEX_RW_CHANGED, -EDEADLK (the caller holds it for writing), -EAGAIN
- * (the reader count is full), -EINVAL (bit 30 set), or an error of the
- * fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
+ * (the reader count is full), -EINVAL (tofutex_rw_malformed()), or an
+ * error of the fault-in (-EFAULT, -EINTR, -ERESTARTSYS, -ETIMEDOUT).
  */
 static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
 			   u32 *word, const struct tofutex_deadline *dl)
@@ -179,7 +184,7 @@ static int tofutex_rw_take(u32 __user *uaddr, u32 vpid, bool write,
 	u32 w = *word, newval, cur;
 	int ret;
 
-	if (w & TOFUTEX_RW_RESERVED)
+	if (tofutex_rw_malformed(w))
 		return -EINVAL;
 	if (tofutex_rw_tid(w) == vpid)
 		return -EDEADLK;
@@ -591,7 +596,7 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 	u32 cur;
 	int ret;
 
-	if (word & TOFUTEX_RW_RESERVED)
+	if (tofutex_rw_malformed(word))
 		return -EINVAL;
 	if (tofutex_rw_tid(word) == c->waiter.vpid)
 		return -EDEADLK;
@@ -742,7 +747,10 @@ static void tofutex_rw_leave(void *arg, struct task_struct **wake)
  * waiting for a reservation with no writer queued (the orphan wait,
  * rwunlock.c), the bits go only from a free word it leaves with nobody
  * queued: the readers that waited for the writer are gone, and the next
- * ones must not start the wait again from the beginning.
+ * ones must not start the wait again from the beginning. The top waiter
+ * left is woken: it may sleep on the reservation withdrawn (a reader
+ * waiting for it, rwunlock.c), and the caller's leave woke it before
+ * this ran (queue.c).
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
  * under the cmpxchg, -EFAULT when its page must be faulted in.
@@ -751,6 +759,7 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 {
 	struct tofutex_rw_call *c = arg;
 	struct tofutex_state *state = c->q.state;
+	struct task_struct *wake = NULL;
 	struct tofutex_rw_waiter *top;
 	u32 word, newval, cur;
 	int ret;
@@ -765,6 +774,7 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	top = tofutex_rw_first(state);
 	if (top && top->write && tofutex_rw_waited(top, ktime_get_ns()))
 		goto out;
+	tofutex_debug_window(TOFUTEX_WINDOW_RW_WITHDRAW, c->q.uaddr, word);
 	newval = word & ~TOFUTEX_RW_HANDOFF;
 	if (list_empty(&state->waiters))
 		newval &= ~TOFUTEX_WAITERS;
@@ -774,8 +784,15 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	ret = tofutex_word_cmpxchg_inatomic(c->q.uaddr, &cur, word, newval);
 	if (!ret && cur != word)
 		ret = -EAGAIN;
+	if (!ret) {
+		state->orphan_since = 0;
+		/* It may sleep on the reservation just withdrawn. */
+		if (top)
+			wake = get_task_struct(top->task);
+	}
 out:
 	spin_unlock(&state->lock);
+	tofutex_wake_task(wake);
 	return ret;
 }
 
@@ -785,37 +802,48 @@ out:
  * @err: why it left
  *
  * Readers move the count under every cmpxchg, so a pass that found the
- * word changed is done again, as a release's is (tofutex_release_run():
- * a fault-in between passes, a scheduling point on each, and the end at
- * a signal, which leaves the bits to the slow path; see "Writers do not
- * starve"). A reserving writer that a signal took out keeps its bits: the
+ * word changed is done again, as a release's is (tofutex_release_run(): a
+ * fault-in between passes, a scheduling point on each), for at most
+ * TOFUTEX_RW_RETRY_NS, a fault-in that must wait for its page included:
+ * the caller is leaving, its deadline may have passed already, and the
+ * signal it may be leaving for must not end the withdrawal at its first
+ * retry. One given up leaves the bits to the slow path (see "Writers do
+ * not starve"). A reserving writer that a signal took out keeps its bits: the
  * call is restarted, or retried by the library, after the handler, and
  * readers must not slip in meanwhile, as they do not past glibc's writer
- * in its handler; if it never comes back, the top reader of the next
- * RDLOCK clears RW_HANDOFF once it has waited handoff_ns for it
- * (tofutex_rw_grant_readers()). A writer whose process is being killed
- * (fatal_signal_pending()) withdraws: it will not be back, and a reader
- * that only tries (user space's tryrdlock never enters the kernel) would
- * be kept out until some reader blocks. One killed by a signal that dumps
- * core is not dying yet by the kernel's account while it is here; on a
- * process-private word, the ABI's, nobody outlives it to see its bits,
- * and on a word other processes share, the orphan wait clears them. A
- * reader that timed out withdraws
- * only a reservation on a free word it leaves with nobody queued
+ * in its handler; if it never comes back, the readers queued clear
+ * RW_HANDOFF handoff_ns after it left (tofutex_rw_grant_readers()). A
+ * writer whose process is being killed (fatal_signal_pending()) withdraws:
+ * it will not be back, and a reader that only tries (user space's
+ * tryrdlock never enters the kernel) would be kept out until some reader
+ * blocks. One killed by a signal that dumps core is not dying yet by the
+ * kernel's account while it is here; on a process-private word, the ABI's,
+ * nobody outlives it to see its bits, and on a word other processes share,
+ * the orphan wait clears them. A reader that timed out withdraws only a
+ * reservation on a free word it leaves with nobody queued
  * (tofutex_rw_withdraw_pass()); one that a signal took out will be back.
  */
 static void tofutex_rw_withdraw(void *arg, int err)
 {
 	struct tofutex_rw_call *c = arg;
+	struct tofutex_deadline budget;
 	u32 woken;
 
 	if (c->waiter.reserve && err == -ERESTARTSYS &&
-	    !fatal_signal_pending(current))
+	    !fatal_signal_pending(current)) {
+		/* The readers' wait for it starts now (rwunlock.c). */
+		spin_lock(&c->q.state->lock);
+		c->q.state->orphan_since = ktime_get_ns();
+		spin_unlock(&c->q.state->lock);
 		return;
+	}
 	/* A reader that timed out will not be back (see the pass). */
-	if (c->waiter.write || err == -ETIMEDOUT)
-		tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr,
-				    &woken);
+	if (!c->waiter.write && err != -ETIMEDOUT)
+		return;
+	budget.clock = CLOCK_MONOTONIC;
+	budget.expires = ktime_add_ns(ktime_get(), TOFUTEX_RW_RETRY_NS);
+	tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr, &budget,
+			    &woken);
 }
 
 /* RDLOCK's and WRLOCK's slow path: queue.c's, shared with LOCK. */

@@ -68,6 +68,18 @@ static inline u32 tofutex_rw_tid(u32 word)
 	return (word & TOFUTEX_RW_SHARED) ? 0 : word & TOFUTEX_RW_COUNT_MASK;
 }
 
+/*
+ * A word no lock call takes: bit 30 set, or RW_HANDOFF beside a writer's
+ * TID, which the kernel never writes (a writer takes the word without
+ * it) and which would make the TID read as a TO lock's (owner.c) name no
+ * thread, and a live writer look dead.
+ */
+static inline bool tofutex_rw_malformed(u32 word)
+{
+	return (word & TOFUTEX_RW_RESERVED) ||
+	       ((word & TOFUTEX_RW_HANDOFF) && tofutex_rw_tid(word));
+}
+
 /* The reader count, 0 when the word is free or writer-owned. */
 static inline u32 tofutex_rw_readers(u32 word)
 {

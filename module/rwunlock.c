@@ -19,8 +19,9 @@
  * release is a cmpxchg from the value read, so a waiter that changes the
  * word first makes it look again. Refusing it would leave the caller's
  * lock held for ever, and the other kind's waiters waiting for it; a TO
- * lock state's top waiter is woken after the release, as UNLOCK would
- * (tofutex_lock_wake_top()).
+ * lock state sees the release as UNLOCK's: its top waiter and one moved
+ * waiter woken, the owner it remembers forgotten
+ * (tofutex_lock_released()).
  *
  * Locking: the word is read and released under state->lock, so that the
  * waiters found there are the ones the release is for; user words are
@@ -109,8 +110,13 @@ tofutex_rw_first_writer(struct tofutex_state *state)
  * reservation of a writer that a signal took out of WRLOCK to run its
  * handler (rwlock.c, tofutex_rw_withdraw()): it will be back, and as
  * glibc's writer in its handler, it still goes first. So the readers
- * wait for it until handoff_ns after the first of them queued, and are
- * given the word only then, should it not come back (TOFUTEX_RW_ORPHAN).
+ * wait for it until handoff_ns after it left (state->orphan_since, kept
+ * while any task is inside a call on the word, so that readers that come
+ * and go, time out or restart do not start the wait again; a reservation
+ * found with no such record, one whose state was freed meanwhile or one
+ * that user space wrote, is timed from the first reader that finds it),
+ * and are given the word only then, should it not come back
+ * (TOFUTEX_RW_ORPHAN).
  *
  * Return: 1 when given, TOFUTEX_RW_CHANGED, TOFUTEX_RW_ORPHAN (nothing
  * done; *@until set), -EOVERFLOW when the count would overflow (not
@@ -133,8 +139,9 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
 	} else if (word & TOFUTEX_RW_HANDOFF) {
-		w = tofutex_rw_first(state);
-		*until = w ? w->since + tofutex_handoff_ns() : 0;
+		if (!state->orphan_since)
+			state->orphan_since = now;
+		*until = state->orphan_since + tofutex_handoff_ns();
 		if (now < *until)
 			return TOFUTEX_RW_ORPHAN;
 	}
@@ -160,6 +167,8 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 		smp_store_release(&w->granted, true);
 		list_add_tail(&w->wake_node, &state->to_wake);
 	}
+	/* A starving writer owns what the word keeps; else nothing is kept. */
+	state->orphan_since = 0;
 	trace_tofutex_rw_grant(uaddr, n, held, NULL);
 	if (writer)
 		*top = get_task_struct(writer->task);
@@ -385,7 +394,7 @@ static int tofutex_rw_unlock_pass(void *arg, u32 *woken)
 	if (state == ERR_PTR(-EINVAL)) {
 		ret = tofutex_rw_unlock_unqueued(u);
 		if (!ret)
-			*woken = tofutex_lock_wake_top(u->table, u->uaddr);
+			*woken = tofutex_lock_released(u->table, u->uaddr);
 		return ret;
 	}
 	if (IS_ERR_OR_NULL(state))
@@ -429,7 +438,8 @@ static int tofutex_rw_unlock(struct tofutex_table *table, u32 __user *uaddr,
 		.vpid = task_pid_vnr(current),
 	};
 
-	return tofutex_release_run(tofutex_rw_unlock_pass, &u, uaddr, woken);
+	return tofutex_release_run(tofutex_rw_unlock_pass, &u, uaddr, NULL,
+				   woken);
 }
 
 /**

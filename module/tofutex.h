@@ -81,6 +81,11 @@ enum tofutex_state_kind {
  *           the order they were given it, under @lock; see rwunlock.c
  * @releases: in a LOCK state only: kernel releases that found moved
  *           waiters queued, under @lock; read by their poller (requeue.c)
+ * @orphan_since: in an RWLOCK state only: when the reservation in the word
+ *           lost its writer (a signal took it out of WRLOCK), or when a
+ *           reader first found it with no writer to own it; 0 while a
+ *           writer owns it or the word has none; under @lock; see
+ *           rwunlock.c
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -99,6 +104,7 @@ struct tofutex_state {
 	struct pid *owner;
 	u32 owner_tid;
 	u32 releases;
+	u64 orphan_since;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -163,6 +169,8 @@ int tofutex_word_cmpxchg_inatomic(u32 __user *uaddr, u32 *curval,
 struct tofutex_deadline;
 int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
 				const struct tofutex_deadline *dl);
+int tofutex_word_refault_until(u32 __user *uaddr, bool write,
+			       const struct tofutex_deadline *dl);
 int tofutex_word_read_until(u32 __user *uaddr, u32 *val,
 			    const struct tofutex_deadline *dl);
 int tofutex_word_cmpxchg_until(u32 __user *uaddr, u32 *curval, u32 oldval,
@@ -290,7 +298,7 @@ int tofutex_owner_take_reused(struct tofutex_table *table, u32 __user *uaddr,
 
 long tofutex_ioc_unlock(struct tofutex_table *table,
 			struct tofutex_unlock __user *argp);
-u32 tofutex_lock_wake_top(struct tofutex_table *table, u32 __user *uaddr);
+u32 tofutex_lock_released(struct tofutex_table *table, u32 __user *uaddr);
 
 /* waitwake.c */
 
@@ -408,6 +416,7 @@ enum tofutex_window {
 	TOFUTEX_WINDOW_REQUEUE_RESULT = 7,
 	TOFUTEX_WINDOW_SWAP_QUEUED = 8,
 	TOFUTEX_WINDOW_GIVEN = 9,
+	TOFUTEX_WINDOW_RW_WITHDRAW = 10,
 };
 
 #ifdef TOFUTEX_DEBUG_WINDOWS

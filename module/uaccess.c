@@ -22,9 +22,13 @@
  *   _until (tofutex.h) have no deadline.
  *
  * - A fault-in followed by a failing access again (the page went away
- *   meanwhile, under memory pressure or another thread's munmap()) loops;
- *   each fault-in first looks for a fatal signal, so a task being killed
- *   leaves with -EINTR, and every loop offers the CPU between passes.
+ *   meanwhile, under memory pressure or another thread's munmap(); or an
+ *   access the VM allows and the CPU refuses all the same, as a write to
+ *   a user shadow-stack page) loops; each fault-in first looks for a
+ *   fatal signal, so a task being killed leaves with -EINTR, each one
+ *   after the first also for any signal and the deadline
+ *   (tofutex_word_refault_until()), and every loop offers the CPU
+ *   between passes.
  *
  * The address has been checked by tofutex_word_check() at the ioctl
  * boundary: aligned and in the user range.
@@ -193,6 +197,27 @@ int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
 }
 
 /**
+ * tofutex_word_refault_until() - fault a word's page in again
+ * @uaddr: the word
+ * @write: the page must also be writable
+ * @dl:    the caller's deadline, or NULL for none
+ *
+ * For a retry: a fault-in succeeded and the access failed again. Such a
+ * loop must end on any signal and at the deadline, not only when the
+ * task is killed: the page may keep going away, or the access keep
+ * failing where the VM sees no reason to.
+ *
+ * Return: as tofutex_word_fault_in_until().
+ */
+int tofutex_word_refault_until(u32 __user *uaddr, bool write,
+			       const struct tofutex_deadline *dl)
+{
+	int ret = tofutex_fault_interrupted(dl);
+
+	return ret ? ret : tofutex_word_fault_in_until(uaddr, write, dl);
+}
+
+/**
  * tofutex_word_read_until() - read a word, faulting its page in if needed
  * @uaddr: the word
  * @val:   where the value goes
@@ -205,14 +230,17 @@ int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
 int tofutex_word_read_until(u32 __user *uaddr, u32 *val,
 			    const struct tofutex_deadline *dl)
 {
+	bool again = false;
 	int ret;
 
 	for (;;) {
 		if (!tofutex_word_read_inatomic(uaddr, val))
 			return 0;
-		ret = tofutex_word_fault_in_until(uaddr, false, dl);
+		ret = again ? tofutex_word_refault_until(uaddr, false, dl) :
+			      tofutex_word_fault_in_until(uaddr, false, dl);
 		if (ret)
 			return ret;
+		again = true;
 	}
 }
 
@@ -233,13 +261,16 @@ int tofutex_word_read_until(u32 __user *uaddr, u32 *val,
 int tofutex_word_cmpxchg_until(u32 __user *uaddr, u32 *curval, u32 oldval,
 			       u32 newval, const struct tofutex_deadline *dl)
 {
+	bool again = false;
 	int ret;
 
 	for (;;) {
 		if (!tofutex_word_cmpxchg_inatomic(uaddr, curval, oldval, newval))
 			return 0;
-		ret = tofutex_word_fault_in_until(uaddr, true, dl);
+		ret = again ? tofutex_word_refault_until(uaddr, true, dl) :
+			      tofutex_word_fault_in_until(uaddr, true, dl);
 		if (ret)
 			return ret;
+		again = true;
 	}
 }

@@ -175,42 +175,49 @@ static int tofutex_unlock_unqueued(void *arg)
 }
 
 /**
- * tofutex_lock_wake_top() - wake a TO lock's top waiter after RWUNLOCK
+ * tofutex_lock_released() - what UNLOCK does after its release, for RWUNLOCK
  * @table: the caller's process table
  * @uaddr: the word, just released by RWUNLOCK (rwunlock.c)
  *
  * A reader/writer word that a writer holds looks like a TO lock word, so
- * a thread may LOCK it (against the ABI) and sleep on a TO lock state.
- * The writer's RWUNLOCK releases the word; its waiter must be woken as
- * an UNLOCK would wake it, since one that does not look at the owner
- * (TOFUTEX_LOCK_NO_OWNER_POLL) would else sleep until its deadline. The
- * waiter joined the queue before it set WAITERS and slept, so either the
- * release came first and its cmpxchg fails, or it is found here.
+ * a thread may LOCK it, or REQUEUE onto it (against the ABI), and sleep on
+ * a TO lock state. The writer's RWUNLOCK releases the word, and the TO
+ * lock state must see that release as UNLOCK's: its top waiter woken,
+ * since one that does not look at the owner (TOFUTEX_LOCK_NO_OWNER_POLL)
+ * would else sleep until its deadline; the owner it remembers forgotten
+ * (owner.c: a remembered owner is one that holds the word, and a thread
+ * given its TID later must not be taken for it); one moved waiter woken
+ * (requeue.c). The waiter joined the queue before it set WAITERS and
+ * slept, so either the release came first and its cmpxchg fails, or it
+ * is found here.
  *
  * Return: 1 when a waiter was woken, else 0.
  */
-u32 tofutex_lock_wake_top(struct tofutex_table *table, u32 __user *uaddr)
+u32 tofutex_lock_released(struct tofutex_table *table, u32 __user *uaddr)
 {
 	struct task_struct *wake = NULL;
 	struct tofutex_state *state;
 	struct tofutex_waiter *top;
+	struct pid *owner = NULL;
+	u32 woken = 0;
 
 	state = tofutex_state_get(table, uaddr, TOFUTEX_STATE_LOCK, false);
-	if (IS_ERR_OR_NULL(state))
-		return 0;
-	spin_lock(&state->lock);
-	top = list_first_entry_or_null(&state->waiters, struct tofutex_waiter,
-				       node);
-	if (top) {
-		top->woken = true;
-		wake = get_task_struct(top->task);
+	if (!IS_ERR_OR_NULL(state)) {
+		spin_lock(&state->lock);
+		top = list_first_entry_or_null(&state->waiters,
+					       struct tofutex_waiter, node);
+		if (top) {
+			top->woken = true;
+			wake = get_task_struct(top->task);
+			woken = 1;
+		}
+		owner = tofutex_owner_clear(state);
+		spin_unlock(&state->lock);
+		put_pid(owner);
+		tofutex_state_put(table, state);
+		tofutex_wake_task(wake);
 	}
-	spin_unlock(&state->lock);
-	tofutex_state_put(table, state);
-	if (!wake)
-		return 0;
-	tofutex_wake_task(wake);
-	return 1;
+	return woken | tofutex_requeue_release(table, uaddr);
 }
 
 /**
@@ -259,7 +266,7 @@ static int tofutex_unlock(struct tofutex_table *table, u32 __user *uaddr,
 	};
 	int ret;
 
-	ret = tofutex_release_run(tofutex_unlock_pass, &lk, uaddr, woken);
+	ret = tofutex_release_run(tofutex_unlock_pass, &lk, uaddr, NULL, woken);
 	if (!ret)
 		*woken |= tofutex_requeue_release(table, uaddr);
 	return ret;

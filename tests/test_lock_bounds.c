@@ -1305,6 +1305,7 @@ struct uffd_locker {
 	uint32_t *word;
 	uint64_t timeout;	/* ns from the call on; 0: none */
 	atomic_int result;	/* -1 while in the call */
+	atomic_uint tid;
 	pthread_t thread;
 };
 
@@ -1313,6 +1314,7 @@ static void *uffd_locker_main(void *p)
 	struct uffd_locker *l = p;
 	int r;
 
+	atomic_store(&l->tid, test_gettid());
 	if (l->cmd == TOFUTEX_IOC_RWUNLOCK)
 		r = raw_unlock_cmd(l->fd, l->cmd, l->word);
 	else
@@ -1330,6 +1332,7 @@ static void uffd_locker_start(struct uffd_locker *l, unsigned long cmd,
 	l->word = word;
 	l->timeout = timeout;
 	atomic_store(&l->result, -1);
+	atomic_store(&l->tid, 0);
 	ck_assert_int_eq(pthread_create(&l->thread, NULL, uffd_locker_main,
 					l), 0);
 }
@@ -1384,6 +1387,39 @@ START_TEST(test_fault_on_userfaultfd_page_deadline)
 
 	ck_assert_msg(r == ETIMEDOUT, "%s: %d (%s), want ETIMEDOUT",
 		      lock_names[_i], r, strerror(r));
+}
+END_TEST
+
+/*
+ * RDLOCK or WRLOCK (_i) waiting on a live writer, whose word's page goes
+ * while it sleeps (MINOR mode: every access then waits for the page): its
+ * deadline ends the call, the withdrawal it makes as it leaves included,
+ * not the page's coming back.
+ */
+START_TEST(test_rwlock_leaves_at_deadline_page_gone)
+{
+	unsigned long cmd = lock_cmds[1 + _i];
+	struct uffd_locker l;
+	struct uffd_page m;
+	bool ended, ok;
+
+	uffd_minor_setup(&m, test_gettid());
+	uffd_page_serve(&m);
+	uffd_locker_start(&l, cmd, m.page, 300 * NSEC_PER_MSEC);
+	WAIT_UNTIL(ok, atomic_load(&l.tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&l.tid), cmd, lock_names[1 + _i]);
+	ck_assert_int_eq(madvise(m.page, m.size, MADV_DONTNEED), 0);
+	ended = join_within(l.thread, NULL, TEST_WAIT_NS);
+	if (!ended) {
+		uffd_page_serve(&m);
+		ck_assert(join_within(l.thread, NULL, TEST_WAIT_NS));
+	}
+	uffd_page_teardown(&m);
+	close(l.fd);
+	ck_assert_msg(ended, "%s past its deadline waited for the page until it was served",
+		      lock_names[1 + _i]);
+	ck_assert_int_eq(atomic_load(&l.result), ETIMEDOUT);
 }
 END_TEST
 
@@ -1540,6 +1576,7 @@ static Suite *lock_bounds_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_signal, 0, 3);
 	tcase_add_loop_test(tc, test_fault_on_userfaultfd_page_deadline, 0, 3);
+	tcase_add_loop_test(tc, test_rwlock_leaves_at_deadline_page_gone, 0, 2);
 	tcase_add_test(tc, test_rwunlock_fault_signal_restarts);
 	tcase_add_test(tc, test_requeue_fault_signal_restarts);
 	suite_add_tcase(s, tc);

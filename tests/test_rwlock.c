@@ -1268,6 +1268,81 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 END_TEST
 
 /*
+ * A reader R waits for the reservation of a writer that a signal took out
+ * (handoff_ns, 1 s here); a timed writer queued behind R gives up and
+ * withdraws that reservation. R relied on it to sleep: the withdrawal
+ * wakes R, which enters at once instead of at the end of its wait.
+ */
+START_TEST(test_rw_withdrawal_wakes_reader_waiting_for_reservation)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker r;
+	uint64_t start, end;
+	bool ok;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_signalled_out(fd, &word);
+	start = now_ns();
+	locker_start(&r, fd, &word, false, true);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE,
+				  now_ns() + 50 * NSEC_PER_MSEC, NULL),
+			 ETIMEDOUT);
+	/* Its wait would end 1 s after it queued, after start. */
+	end = start + 800 * NSEC_PER_MSEC;
+	WAIT_UNTIL(ok, atomic_load(&r.done),
+		   now_ns() < end ? end - now_ns() : 0);
+	ck_assert_msg(ok,
+		      "word 0x%08x: the reader still waits for a withdrawn reservation",
+		      word_load(&word));
+	locker_has_it(&r, "the reader");
+	locker_release(&r);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A withdrawal that judged the top waiter W not starving yet, and whose
+ * cmpxchg comes after W began to starve (the window between the two
+ * widened to 1 s): W found its RW_HANDOFF in the word already (a signalled
+ * reserving writer's) and slept on it with no timer. The withdrawal clears
+ * it and wakes W, which raises it again: a new reader cannot join, and the
+ * last reader out hands W the word.
+ */
+START_TEST(test_rw_withdrawal_racing_top_writer_starve_time)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker w;
+	bool ok;
+
+	param_set("handoff_ns", 300 * NSEC_PER_MSEC);
+	reserving_writer_signalled_out(fd, &word);
+	locker_start(&w, fd, &word, true, true);
+	window_open(getpid(), WINDOW_RW_WITHDRAW, NSEC_PER_SEC);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE,
+				  now_ns() + 100 * NSEC_PER_MSEC, NULL),
+			 ETIMEDOUT);
+	window_close();
+	WAIT_UNTIL(ok, word_load(&word) & HANDOFF, TEST_WAIT_NS);
+	ck_assert_msg(ok && !atomic_load(&w.done),
+		      "word 0x%08x: the starving writer asleep did not raise RW_HANDOFF again",
+		      word_load(&word));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	locker_has_it(&w, "the starving writer");
+	locker_release(&w);
+	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
  * A plain writer W becomes top waiter behind a reserving writer that a
  * signal took out (its RW_HANDOFF stays in the readers' word); a timed
  * writer queued behind W gives up and withdraws that RW_HANDOFF without
@@ -1347,6 +1422,80 @@ START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
 	ck_assert(cas(&word, 0, SHARED | 1));
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	ck_assert_uint_eq(word_load(&word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * Readers that come and go on a word reserved for a writer that is not
+ * queued: two readers, each blocking 100 ms at a time and at once again,
+ * half a period apart, so that one of them is always queued. The wait for
+ * the lost writer runs by one clock for all of them, not from whichever
+ * reader happens to be first: handoff_ns (1 s here) after the first of
+ * them found the reservation, a reader gets in, well within the 5 s the
+ * readers try. Timed from each call's own queueing, no reader ever would.
+ */
+struct orphan_reader {
+	int fd;
+	uint32_t *word;
+	uint64_t offset_ns;
+	uint64_t end;
+	_Atomic bool *got;
+	int bad;		/* an error other than ETIMEDOUT, or 0 */
+};
+
+static void *orphan_reader_main(void *arg)
+{
+	struct orphan_reader *r = arg;
+	int ret;
+
+	sleep_ns(r->offset_ns);
+	while (!atomic_load(r->got) && now_ns() < r->end) {
+		ret = ioc_lock(r->fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)r->word,
+			       TOFUTEX_LOCK_DEADLINE,
+			       now_ns() + 100 * NSEC_PER_MSEC, NULL);
+		if (ret == 0) {
+			atomic_store(r->got, true);
+			ret = rw_unlock(r->fd, r->word, 0, NULL);
+		}
+		if (ret && ret != ETIMEDOUT) {
+			r->bad = ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_rw_orphan_wait_one_clock_for_overlapping_readers)
+{
+	uint32_t word = SHARED | HANDOFF | WAITERS;
+	struct orphan_reader r[2];
+	_Atomic bool got = false;
+	pthread_t t[2];
+	int fd = dev_open();
+	int i;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	for (i = 0; i < 2; i++) {
+		r[i] = (struct orphan_reader) {
+			.fd = fd, .word = &word, .got = &got,
+			.offset_ns = (uint64_t)i * 50 * NSEC_PER_MSEC,
+			.end = now_ns() + 5 * NSEC_PER_SEC,
+		};
+		ck_assert_int_eq(pthread_create(&t[i], NULL,
+						orphan_reader_main, &r[i]), 0);
+	}
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS),
+			      "orphan reader %d did not stop", i);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(r[i].bad == 0, "reader %d: %s", i,
+			      strerror(r[i].bad));
+	ck_assert_msg(atomic_load(&got),
+		      "no reader got in in 5 s (word 0x%08x)",
+		      word_load(&word));
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, 0);
 	assert_no_live_states(fd);
 	close(fd);
 }
@@ -1590,6 +1739,12 @@ static const uint32_t odd_words[] = {
 
 #define NR_ODD	(sizeof(odd_words) / sizeof(odd_words[0]))
 
+/* RW_HANDOFF beside a writer's TID: no word the kernel writes. */
+static bool writer_handoff(uint32_t w)
+{
+	return (w & HANDOFF) && !(w & SHARED) && (w & COUNT_MASK);
+}
+
 START_TEST(test_rw_odd_words)
 {
 	static const unsigned long cmds[2] = {
@@ -1615,7 +1770,8 @@ START_TEST(test_rw_odd_words)
 					     &status);
 			else
 				r = ioc_unlock(fd, (uintptr_t)&word, NULL);
-			if (w0 & TOFUTEX_RW_RESERVED) {
+			if (w0 & TOFUTEX_RW_RESERVED ||
+			    (k < 2 && writer_handoff(w0))) {
 				ck_assert_msg(r == EINVAL,
 					      "word 0x%08x op %u: %d, want EINVAL",
 					      w0, k, r);
@@ -1638,6 +1794,47 @@ START_TEST(test_rw_odd_words)
 						  TOFUTEX_STATUS_OWNER_DIED);
 			}
 		}
+	}
+	assert_no_live_states(fd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * RW_HANDOFF written beside a live writer's TID (only the kernel sets
+ * RW_HANDOFF, and never in a writer-owned word): read as a TO lock's TID,
+ * the word would name no thread, and the live writer's lock would be
+ * taken over as a dead one's. RDLOCK and WRLOCK refuse it (EINVAL) and
+ * leave it alone; the writer's own RWUNLOCK still releases it.
+ */
+START_TEST(test_rw_handoff_beside_live_writer)
+{
+	uint32_t tid = test_gettid(), word;
+	int fd = dev_open();
+	struct timed t;
+	pthread_t th;
+	unsigned int k;
+	int r;
+
+	for (k = 0; k < 2; k++) {
+		word = tid | HANDOFF | (k ? WAITERS : 0);
+		/* Another thread: the caller's own call would be EDEADLK. */
+		t = (struct timed) {
+			.fd = fd, .word = &word,
+			.cmd = k ? TOFUTEX_IOC_WRLOCK : TOFUTEX_IOC_RDLOCK,
+			.flags = TOFUTEX_LOCK_DEADLINE,
+			.clock = CLOCK_MONOTONIC,
+			.deadline = now_ns() + 2 * NSEC_PER_SEC,
+		};
+		ck_assert_int_eq(pthread_create(&th, NULL, timed_main, &t), 0);
+		ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+		r = t.ret;
+		ck_assert_msg(r == EINVAL, "word 0x%08x: %d (%s), want EINVAL",
+			      tid | HANDOFF, r, strerror(r));
+		ck_assert_uint_eq(word_load(&word),
+				  tid | HANDOFF | (k ? WAITERS : 0));
+		ck_assert_int_eq(ioc_unlock(fd, (uintptr_t)&word, NULL), 0);
+		ck_assert_uint_eq(word_load(&word), 0);
 	}
 	assert_no_live_states(fd);
 	close(fd);
@@ -1728,6 +1925,64 @@ START_TEST(test_rw_unlock_beside_lock_state)
 }
 END_TEST
 
+/* A thread in WAIT on a condition word, for the test below. */
+struct cond_waiter {
+	uint32_t *cond;
+	int fd;
+	atomic_uint tid;
+	atomic_int result;	/* -1 until WAIT returned */
+};
+
+static void *cond_waiter_main(void *p)
+{
+	struct cond_waiter *c = p;
+	struct tofutex_wait a;
+
+	atomic_store(&c->tid, test_gettid());
+	memset(&a, 0, sizeof(a));
+	a.uaddr = (uintptr_t)c->cond;
+	a.val = 0;
+	atomic_store(&c->result, ioctl(c->fd, TOFUTEX_IOC_WAIT, &a) ?
+				 errno : 0);
+	return NULL;
+}
+
+/*
+ * A WAIT waiter that REQUEUE moved onto a writer-held word (against the
+ * ABI: a reader/writer word is no TO lock) waits on a TO lock state
+ * beside it: the writer's RWUNLOCK is that lock's release, and wakes it
+ * as UNLOCK would.
+ */
+START_TEST(test_rw_unlock_wakes_waiter_moved_beside)
+{
+	uint32_t tid = test_gettid(), word = tid, cond = 0, woken = 0;
+	struct cond_waiter c = { .cond = &cond };
+	struct tofutex_requeue rq;
+	pthread_t t;
+	bool ok;
+
+	c.fd = dev_open();
+	atomic_store(&c.result, -1);
+	ck_assert_int_eq(pthread_create(&t, NULL, cond_waiter_main, &c), 0);
+	WAIT_UNTIL(ok, atomic_load(&c.tid) != 0, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&c.tid), TOFUTEX_IOC_WAIT, "WAIT");
+	memset(&rq, 0, sizeof(rq));
+	rq.uaddr = (uintptr_t)&cond;
+	rq.lock_uaddr = (uintptr_t)&word;
+	rq.requeue_count = 1;
+	ck_assert_int_eq(ioctl(c.fd, TOFUTEX_IOC_REQUEUE, &rq), 0);
+	ck_assert_uint_eq(rq.requeued, 1);
+	ck_assert_uint_eq(word_load(&word), tid | WAITERS);
+	ck_assert_int_eq(ioc_unlock(c.fd, (uintptr_t)&word, &woken), 0);
+	ck_assert_msg(woken == 1, "RWUNLOCK left the moved waiter asleep");
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(atomic_load(&c.result), 0);
+	assert_no_live_states(c.fd);
+	close(c.fd);
+}
+END_TEST
+
 /*
  * A word held by readers, with no kernel state, is not a TO lock held by
  * a thread whose TID is RW_SHARED | n: LOCK and UNLOCK fail with EINVAL
@@ -1803,8 +2058,11 @@ static Suite *rwlock_suite(void)
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
 	tcase_add_test(tc, test_rw_reader_waits_for_signalled_writer);
 	tcase_add_test(tc, test_rw_timed_out_reader_clears_orphan_reservation);
+	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_overlapping_readers);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
+	tcase_add_test(tc, test_rw_withdrawal_wakes_reader_waiting_for_reservation);
+	tcase_add_test(tc, test_rw_withdrawal_racing_top_writer_starve_time);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
 
@@ -1824,9 +2082,11 @@ static Suite *rwlock_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_rw_bad_argument);
 	tcase_add_test(tc, test_rw_odd_words);
+	tcase_add_test(tc, test_rw_handoff_beside_live_writer);
 	tcase_add_test(tc, test_rw_word_of_other_kind);
 	tcase_add_test(tc, test_rw_lock_on_reader_held_word);
 	tcase_add_loop_test(tc, test_rw_unlock_beside_lock_state, 0, 2);
+	tcase_add_test(tc, test_rw_unlock_wakes_waiter_moved_beside);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -348,8 +348,9 @@ struct tofutex_requeue {
  * reports TOFUTEX_STATUS_HANDOFF. They return 0 with the lock held, or -1
  * with errno EDEADLK (the caller holds it for writing), EAGAIN (RDLOCK:
  * the reader count is full), EPERM (the word holds the TID of a thread of
- * another process), ETIMEDOUT, EINTR, EINVAL (also: bit 30 set, or the
- * word in use as another kind of word), EFAULT, ENOMEM or EBADFD. A
+ * another process), ETIMEDOUT, EINTR, EINVAL (also: bit 30 set,
+ * RW_HANDOFF beside a writer's TID, or the word in use as another kind
+ * of word), EFAULT, ENOMEM or EBADFD. A
  * writer that exited holding the lock is noticed by a waiter, which takes
  * the lock and reports TOFUTEX_STATUS_OWNER_DIED; the word keeps no
  * OWNER_DIED bit. Readers are a count, not a list: a reader that exits

@@ -37,7 +37,8 @@ static inline unsigned int tfx_cond_flags(const pthread_cond_t *c)
 
 static inline bool tfx_cond_ours(const pthread_cond_t *c)
 {
-	return !(tfx_cond_flags(c) & TFX_COND_SHARED);
+	return !(tfx_cond_flags(c) & TFX_COND_SHARED) &&
+	       !tfx_glibc_serves_all();
 }
 
 /*

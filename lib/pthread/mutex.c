@@ -55,7 +55,8 @@ int tfx_mutex_type(const pthread_mutex_t *m)
 	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
 
 	kind &= ~TFX_KIND_ELISION;
-	if (kind < PTHREAD_MUTEX_NORMAL || kind > PTHREAD_MUTEX_ADAPTIVE_NP)
+	if (kind < PTHREAD_MUTEX_NORMAL || kind > PTHREAD_MUTEX_ADAPTIVE_NP ||
+	    tfx_glibc_serves_all())
 		return -1;
 	return kind;
 }

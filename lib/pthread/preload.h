@@ -309,6 +309,26 @@ static inline const struct tfx_real *tfx_glibc(void)
 }
 
 /*
+ * start.c: does glibc serve every object in this process? It does when a
+ * tool that checks glibc's own pthread functions runs the process
+ * (valgrind's helgrind or drd, also when started by a script under
+ * tofutex-run): the tool wraps glibc's functions, not ours, and would see
+ * no lock at all. Decided on first use, from LD_PRELOAD, where valgrind
+ * puts the tool's library; 0 undecided, 1 yes, -1 no.
+ */
+extern TOFUTEX_HIDDEN int tfx_glibc_all;
+TOFUTEX_HIDDEN int tfx_glibc_all_decide(void);
+
+static inline bool tfx_glibc_serves_all(void)
+{
+	int v = __atomic_load_n(&tfx_glibc_all, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(!v, 0))
+		v = tfx_glibc_all_decide();
+	return v > 0;
+}
+
+/*
  * mutex.c: the type (PTHREAD_MUTEX_NORMAL ... PTHREAD_MUTEX_ADAPTIVE_NP)
  * of a mutex that is ours, -1 for one that is glibc's.
  */

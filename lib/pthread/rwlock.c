@@ -49,7 +49,8 @@
  * an object not aligned for its word (a member of a packed structure),
  * which neither futex(2) nor the module takes, and which glibc's rwlock
  * serves as it does without the preload (init is always glibc's, so the
- * object has glibc's layout whoever serves it).
+ * object has glibc's layout whoever serves it); and every one when glibc
+ * serves all objects (tfx_glibc_serves_all()).
  */
 int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 {
@@ -59,7 +60,8 @@ int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 		return -1;
 	flags = __atomic_load_n(&rw->__data.__flags, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) ||
-	    flags > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+	    flags > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ||
+	    tfx_glibc_serves_all())
 		return -1;
 	return (int)flags;
 }

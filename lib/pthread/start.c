@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,29 @@ static bool tfx_preloaded(void)
 						"libc.so."))
 			return false;
 	return true;
+}
+
+int tfx_glibc_all;
+
+/*
+ * The libraries of valgrind's tools that wrap glibc's pthread functions
+ * (vgpreload_<tool>-<arch>-linux.so), which valgrind adds to the client's
+ * LD_PRELOAD. getenv() only: this may run before any constructor.
+ */
+int tfx_glibc_all_decide(void)
+{
+	static const char *const tools[] = {
+		"vgpreload_helgrind-", "vgpreload_drd-",
+	};
+	const char *p = getenv("LD_PRELOAD");
+	size_t i;
+	int v = -1;
+
+	for (i = 0; p && v < 0 && i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (strstr(p, tools[i]))
+			v = 1;
+	__atomic_store_n(&tfx_glibc_all, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 __attribute__((constructor)) static void tfx_start(void)

@@ -15,7 +15,8 @@
 #   tsan-preload  LD_PRELOAD=<preload> without tofutex-run: no crash
 #   valgrind-T    valgrind --tool=T (memcheck, helgrind, drd): the same
 #                 output and status (helgrind and drd: tofutex-run says it
-#                 runs them without the preload)
+#                 runs them without the preload; started by a script it
+#                 cannot see, the preload leaves every object to glibc)
 #   wrap-before   LD_PRELOAD=libtfx-wrap.so tofutex-run lockprog: the
 #                 interposer sees every lock and wait, the preload's locks
 #                 run behind it
@@ -123,7 +124,11 @@ for t in memcheck helgrind drd; do
 	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
 	case $t in helgrind | drd)
 		check "$c" "tofutex-run did not say it runs $t without the preload" \
-			grep -q "running it without the preload" "$dir/$c.run.err" ;;
+			grep -q "running it without the preload" "$dir/$c.run.err"
+		# Started by a script: the preload leaves every object to glibc.
+		ran "$c-indirect" "$run" sh -c \
+			"exec valgrind -q --tool=$t --error-exitcode=9 '$dir/lockprog'"
+		same "$c-indirect" "$c.stock" "$c-indirect" "$r1" "$rc" ;;
 	esac
 done
 
