@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tofutex - the reader/writer lock's queue and word, shared by rwlock.c
- * (TOFUTEX_IOC_RDLOCK, WRLOCK) and rwunlock.c (TOFUTEX_IOC_RWUNLOCK); no
- * other file uses it.
+ * tofutex - the reader/writer lock's queue, word and call, shared by
+ * rwlock.c (TOFUTEX_IOC_RDLOCK, WRLOCK), rwwithdraw.c (a call that leaves
+ * without the word) and rwunlock.c (TOFUTEX_IOC_RWUNLOCK); no other file
+ * uses it.
  *
  * Locking and lifetimes: state->lock protects state->waiters,
  * state->to_wake and every waiter's @granted and @wake_node. A waiter is on the list only while
@@ -27,6 +28,7 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
+#include "queue.h"
 #include "tofutex.h"
 
 /* A cmpxchg found the word changed: look again. */
@@ -121,10 +123,36 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
 	return now >= tofutex_rw_starve_at(w);
 }
 
+/*
+ * A writer that could not put its bits into a reader-owned word within
+ * its spin budget (readers moving the count under every cmpxchg) sleeps
+ * this long, unwoken, and tries again with a new budget: the CPU it
+ * burns is bounded by the budget per sleep, and it loses at most this
+ * much against readers that would let it in earlier.
+ */
+#define TOFUTEX_RW_RETRY_NS	NSEC_PER_MSEC
+
+/**
+ * struct tofutex_rw_call - one RDLOCK or WRLOCK call, on the caller's stack
+ * @q:          the table, state, word, deadline and sleep count (queue.h)
+ * @waiter:     the caller's queue entry
+ * @spin_end:   when the caller's spin on readers, and its retries to put
+ *              RW_HANDOFF into their word, must end (ns, monotonic), set
+ *              by the first of them after a sleep; 0: not set
+ * @owner_died: the caller cleared a dead writer's TID
+ */
+struct tofutex_rw_call {
+	struct tofutex_queue_call q;
+	struct tofutex_rw_waiter waiter;
+	u64 spin_end;
+	bool owner_died;
+};
+
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 			     u32 word, u32 held, struct task_struct **top,
 			     u64 *until);
 void tofutex_rw_wake_granted(struct tofutex_state *state);
+void tofutex_rw_withdraw(void *arg, int err);
 
 #endif /* _TOFUTEX_RWLOCK_H */
