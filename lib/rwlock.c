@@ -208,12 +208,14 @@ int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 	if (__builtin_expect(!tid, 0))
 		return EAGAIN;
 	/*
-	 * A free word may carry WAITERS (or, on futex, a writer's
-	 * reservation): take it keeping WAITERS, so that the unlock wakes
-	 * whoever waits, as tofutex_mutex_trylock() does.
+	 * A free word may carry WAITERS: take it keeping WAITERS, so that
+	 * the unlock wakes whoever waits, as tofutex_mutex_trylock() does.
+	 * One that carries RW_HANDOFF is reserved for the writer that waits
+	 * (its wake-up is under way, or it is in a signal handler): busy, as
+	 * pthread_rwlock_trywrlock() is while a writer waits.
 	 */
 	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
-	while (!(w & RW_COUNT)) {
+	while (!(w & (RW_COUNT | RW_HANDOFF))) {
 		if (__atomic_compare_exchange_n(&rw->word, &w,
 						tid | (w & TOFUTEX_WAITERS),
 						false, __ATOMIC_ACQUIRE,

@@ -17,12 +17,16 @@
  *   tst-rwlock16). Ours join too (libtofutex's
  *   tofutex__rwlock_lock()'s @join: RW_HANDOFF does not stop them), so a
  *   stream of readers may starve a writer, as with glibc.
- * - PREFER_WRITER_NONRECURSIVE_NP stops new readers once a writer waits;
- *   so do ours: a waiting writer reserves the lock at once (libtofutex's
- *   @prefer for a writer), new readers queue behind it (tryrdlock fails
- *   with EBUSY) and the last reader hands it the lock. A thread that
- *   read-locks such a rwlock again while a writer waits deadlocks, as
- *   with glibc.
+ * - glibc's writer of either writer-preferring kind marks the lock as
+ *   its own as soon as it waits: the next write unlock goes to it before
+ *   the readers that block, and another thread's trywrlock fails. Ours
+ *   reserve the lock at once (libtofutex's @prefer for a writer): the
+ *   kernel queues them ahead of blocked readers, the last reader hands
+ *   them the lock, and a reserved lock is no free one to trywrlock.
+ * - PREFER_WRITER_NONRECURSIVE_NP also stops new readers once a writer
+ *   waits; so do ours: they do not join past the reservation (tryrdlock
+ *   fails with EBUSY) and queue behind it. A thread that read-locks such
+ *   a rwlock again while a writer waits deadlocks, as with glibc.
  *
  * glibc's answers:
  *
@@ -66,13 +70,22 @@ int tfx_rwlock_kind(const pthread_rwlock_t *rw)
 	return (int)flags;
 }
 
-/*
- * Does @kind let readers join while writers wait (see the top)? If not, it
- * prefers writers: a writer reserves the lock as soon as it waits.
- */
+/* Does @kind let readers join while writers wait (see the top)? */
 static bool tfx_rw_joins(int kind)
 {
 	return kind != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/*
+ * Does a waiting writer of @kind reserve the lock at once? glibc's writer
+ * of either writer-preferring kind marks the lock write-locked as soon as
+ * it waits, so that the next write unlock goes to it before the readers
+ * that block, and another thread's trywrlock fails; readers of
+ * PREFER_WRITER_NP still join a read-held lock past it (tfx_rw_joins()).
+ */
+static bool tfx_rw_reserves(int kind)
+{
+	return kind != PTHREAD_RWLOCK_PREFER_READER_NP;
 }
 
 /*
@@ -144,7 +157,8 @@ static int tfx_rw_lock(pthread_rwlock_t *rw, int kind, bool write,
 		clockid = CLOCK_MONOTONIC;
 	do {
 		err = tofutex__rwlock_lock(t, write,
-					   write != tfx_rw_joins(kind),
+					   write ? tfx_rw_reserves(kind) :
+						   tfx_rw_joins(kind),
 					   clockid, abstime);
 		if (err == EPERM)
 			err = tfx_rw_stall(rw, clockid, abstime);

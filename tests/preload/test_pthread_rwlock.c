@@ -981,14 +981,20 @@ START_TEST(test_waiting_writer_before_later_readers)
 }
 END_TEST
 
+/* The kinds whose waiting writer glibc marks as the lock's next owner. */
+static const int writer_first[] = {
+	K_STATIC_NONRECURSIVE, K_NONRECURSIVE, K_WRITER,
+};
+#define N_WRITER_FIRST	((int)(sizeof(writer_first) / sizeof(writer_first[0])))
+
 /*
- * The nonrecursive kinds: a writer's release while another writer waits,
- * queued before the readers that wait too, goes to that writer, as
+ * The writer-preferring kinds: a writer's release while another writer
+ * waits, queued before the readers that wait too, goes to that writer, as
  * glibc's does, not to the readers.
  */
 START_TEST(test_write_release_to_waiting_writer)
 {
-	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0, i;
+	int k = writer_first[_i], next = 0, i;
 	struct order w = { .write = true, .next = &next }, r[4];
 	pthread_t tw, tr[4];
 	pthread_rwlock_t rw;
@@ -1015,13 +1021,13 @@ START_TEST(test_write_release_to_waiting_writer)
 END_TEST
 
 /*
- * The nonrecursive kinds, as glibc's: readers that blocked on the write
- * lock before a writer did still go after that writer: the write unlock
- * goes to the waiting writer.
+ * The writer-preferring kinds, as glibc's: readers that blocked on the
+ * write lock before a writer did still go after that writer: the write
+ * unlock goes to the waiting writer.
  */
 START_TEST(test_write_release_to_writer_behind_readers)
 {
-	int k = _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE, next = 0, i;
+	int k = writer_first[_i], next = 0, i;
 	struct order w = { .write = true, .next = &next }, r[4];
 	pthread_t tw, tr[4];
 	pthread_rwlock_t rw;
@@ -1044,6 +1050,51 @@ START_TEST(test_write_release_to_writer_behind_readers)
 		ck_assert_int_gt(r[i].got, 1);
 	}
 	ck_assert_msg(w.got == 1, "the waiting writer came %d of 5", w.got);
+}
+END_TEST
+
+/*
+ * The writer-preferring kinds: while a writer waits for the readers,
+ * another thread's trywrlock fails with EBUSY, also in the moment the
+ * last reader has left and the waiting writer is not yet back on a CPU
+ * (glibc's waiting writer has marked the lock write-locked): the lock is
+ * the waiting writer's, 20 rounds out of 20.
+ */
+static int trywr_busy(pthread_rwlock_t *rw)
+{
+	int r = pthread_rwlock_trywrlock(rw);
+
+	if (!r)
+		pthread_rwlock_unlock(rw);
+	return r;
+}
+
+START_TEST(test_trywrlock_behind_waiting_writer)
+{
+	int k = writer_first[_i], next, round, taken = 0;
+	struct order w;
+	pthread_rwlock_t rw;
+	pthread_t tw;
+
+	rwlock_make(&rw, k);
+	for (round = 0; round < 20; round++) {
+		next = 0;
+		w = (struct order){ .rw = &rw, .write = true, .next = &next };
+		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+		ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
+		ck_assert(thread_asleep_within(&w.tid));
+		ck_assert_int_eq(in_thread(trywr_busy, &rw), EBUSY);
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		if (in_thread(trywr_busy, &rw) == 0 &&
+		    !__atomic_load_n(&next, __ATOMIC_SEQ_CST))
+			taken++;
+		ck_assert(join_within(tw, NULL, TEST_WAIT_NS));
+		ck_assert_int_eq(w.got, 1);
+	}
+	ck_assert_msg(taken == 0,
+		      "another thread's trywrlock took the lock the waiting writer was due, %d of 20 rounds",
+		      taken);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
 }
 END_TEST
 
@@ -1382,9 +1433,12 @@ static Suite *pthread_rwlock_suite(void)
 	tcase_add_loop_test(tc, test_timed_out_writer_withdraws, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_timed_null_deadline, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_waiting_writer_before_later_readers, 0, 2);
-	tcase_add_loop_test(tc, test_write_release_to_waiting_writer, 0, 2);
+	tcase_add_loop_test(tc, test_write_release_to_waiting_writer, 0,
+			    N_WRITER_FIRST);
+	tcase_add_loop_test(tc, test_trywrlock_behind_waiting_writer, 0,
+			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_write_release_to_writer_behind_readers, 0,
-			    2);
+			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
