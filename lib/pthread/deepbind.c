@@ -395,19 +395,39 @@ __attribute__((constructor)) static void tfx_walk_start(void)
  * dl_iterate_phdr(), under the loader's lock and tfx_walk_lock, one at
  * a time; the second writes nothing.
  */
+/*
+ * The walk's list of the objects it walked: some kilobytes, kept off the
+ * stack, since glibc's dlopen() has just run there as deep as without the
+ * library, and a thread with a small stack that can load a plugin stock
+ * must be able to load it here too. One walk runs at a time, so one list,
+ * under tfx_walk_lock.
+ */
+static struct tfx_deepbind tfx_walk;
+
+/* The walk of handle @h's objects, patching the new ones. */
+static void tfx_deepbind_walk(void *h)
+{
+	const struct link_map *root = NULL;
+
+	if (dlinfo(h, RTLD_DI_LINKMAP, &root) || !root)
+		return;
+	tfx_glibc()->mutex_lock(&tfx_walk_lock);
+	tfx_walk.root = root;
+	tfx_walk.seen = 0;
+	tfx_walk.n = 0;
+	dl_iterate_phdr(tfx_deepbind_object, &tfx_walk);
+	tfx_glibc()->mutex_unlock(&tfx_walk_lock);
+}
+
 static void *tfx_dlopen_deepbind(const char *file, int mode)
 {
-	struct tfx_deepbind d = { .root = NULL };
 	void *h;
 
 	/* glibc's functions known before the walk, where dlsym() may not run. */
 	tfx_glibc();
 	h = tfx_next_dlopen(file, mode);
-	if (h && !dlinfo(h, RTLD_DI_LINKMAP, &d.root) && d.root) {
-		tfx_glibc()->mutex_lock(&tfx_walk_lock);
-		dl_iterate_phdr(tfx_deepbind_object, &d);
-		tfx_glibc()->mutex_unlock(&tfx_walk_lock);
-	}
+	if (h)
+		tfx_deepbind_walk(h);
 	return h;
 }
 

@@ -553,6 +553,9 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 			      found[i][0], found[i][1]);
 	}
 	ck_assert(!is_preloads(dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5")));
+	/* Both the preload's, not always one address (tofutex-run(1), BUGS). */
+	fn = dlsym(RTLD_DEFAULT, "pthread_mutex_timedlock");
+	ck_assert(fn && is_preloads(fn));
 }
 END_TEST
 
@@ -1157,6 +1160,67 @@ START_TEST(test_deepbind_nested_dlopen)
 }
 END_TEST
 
+/* A dlopen() in a thread whose stack is painted, for its depth. */
+#define PAINT_STACK	(256 * 1024)
+#define PAINT		0xa5
+
+struct stack_dlopen {
+	const char *name;
+	int mode;
+	void *handle;
+};
+
+static void *stack_dlopen_main(void *p)
+{
+	struct stack_dlopen *sd = p;
+
+	sd->handle = plugin_open(sd->name, sd->mode);
+	return NULL;
+}
+
+/* How deep @name's dlopen() with @mode went into a fresh thread's stack. */
+static size_t dlopen_stack_depth(const char *name, int mode)
+{
+	struct stack_dlopen sd = { .name = name, .mode = mode };
+	unsigned char *stack = mmap(NULL, PAINT_STACK, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_attr_t a;
+	pthread_t t;
+	size_t i;
+
+	ck_assert(stack != MAP_FAILED);
+	memset(stack, PAINT, PAINT_STACK);
+	ck_assert_int_eq(pthread_attr_init(&a), 0);
+	ck_assert_int_eq(pthread_attr_setstack(&a, stack, PAINT_STACK), 0);
+	ck_assert_int_eq(pthread_create(&t, &a, stack_dlopen_main, &sd), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_attr_destroy(&a);
+	for (i = 0; i < PAINT_STACK && stack[i] == PAINT; i++)
+		;
+	munmap(stack, PAINT_STACK);
+	ck_assert_ptr_nonnull(sd.handle);
+	return PAINT_STACK - i;
+}
+
+/*
+ * A plugin loaded with RTLD_DEEPBIND takes no more of the thread's stack
+ * than one loaded without (glibc's dlopen() alone, which the preload
+ * passes on): the preload's patch of the plugin keeps its list of the
+ * objects off the stack, so a thread with a small stack that loads a
+ * plugin under glibc loads it under the preload too. Each plugin loads
+ * for the first time in this process (Check forks each test).
+ */
+START_TEST(test_deepbind_dlopen_stack_depth)
+{
+	size_t plain = dlopen_stack_depth(PLUGIN_TEXTREL, 0);
+	size_t deep = dlopen_stack_depth(PLUGIN_NESTED, RTLD_DEEPBIND);
+
+	ck_assert_msg(deep <= plain + 1024,
+		      "dlopen(RTLD_DEEPBIND) took %zu bytes of stack, a plain dlopen() %zu",
+		      deep, plain);
+}
+END_TEST
+
 /*
  * A new dependency of the plugin calls the preload's too, and a bare name
  * the plugin finds through its own RUNPATH still loads (the preload
@@ -1349,6 +1413,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_deepbind_dlmopen);
 	tcase_add_test(tc, test_deepbind_text_relocations);
 	tcase_add_test(tc, test_deepbind_dependency_and_runpath);
+	tcase_add_test(tc, test_deepbind_dlopen_stack_depth);
 	suite_add_tcase(s, tc);
 #endif
 
