@@ -17,14 +17,15 @@
 
 /* ---- A starving writer ---- */
 
-/* handoff_ns, saved before a test of this group changes it. */
-static unsigned long saved_handoff_ns;
-static bool handoff_saved;
+/* handoff_ns and spin_ns, saved before a test of this group changes them. */
+static unsigned long saved_handoff_ns, saved_spin_ns;
+static bool handoff_saved, spin_saved;
 
 static void handoff_save(void)
 {
 	tfail_reset();
 	handoff_saved = param_read("handoff_ns", &saved_handoff_ns);
+	spin_saved = param_read("spin_ns", &saved_spin_ns);
 }
 
 static void handoff_restore(void)
@@ -32,6 +33,8 @@ static void handoff_restore(void)
 	window_close();
 	if (handoff_saved)
 		param_write("handoff_ns", saved_handoff_ns);
+	if (spin_saved)
+		param_write("spin_ns", saved_spin_ns);
 }
 
 
@@ -399,6 +402,12 @@ START_TEST(test_rw_writer_spin_capped_under_moving_readers)
 	bool ok;
 
 	tw.fd = dev_open();
+	/*
+	 * The longest budget: a spin that each move of the count re-armed
+	 * would end only at a gap of that long between two moves, which
+	 * the churning readers (or the host under a guest) never leave.
+	 */
+	param_set("spin_ns", 10 * NSEC_PER_MSEC);
 	pin_to(pthread_self(), 0);
 	for (i = 0; i < CHURN_THREADS; i++) {
 		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_main, &ch), 0);
