@@ -152,6 +152,14 @@ static inline uint32_t how(uint32_t status)
 	return status & TOFUTEX_STATUS_HOW_MASK;
 }
 
+/* The end of a test: @word left free, no state left, @fd closed. */
+static inline void rw_done(int fd, uint32_t *word)
+{
+	ck_assert_uint_eq(word_load(word), 0);
+	assert_no_live_states(fd);
+	close(fd);
+}
+
 /* ---- A thread blocked in RDLOCK or WRLOCK ---- */
 
 struct locker {

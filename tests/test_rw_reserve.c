@@ -95,9 +95,7 @@ START_TEST(test_rw_starving_writer_behind_granted_readers)
 	locker_release(&w);
 	locker_has_it(&r2, "the later reader");
 	locker_release(&r2);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -127,9 +125,7 @@ START_TEST(test_rw_reader_behind_starving_writer_waits)
 	locker_release(&w);
 	locker_has_it(&r2, "the reader behind the writer");
 	locker_release(&r2);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -155,9 +151,7 @@ START_TEST(test_rw_sleeping_starved_writer_handed_off)
 	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_HANDOFF,
 		      "writer status %#x, want HANDOFF", w.status);
 	locker_release(&w);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -189,9 +183,7 @@ START_TEST(test_rw_reserving_writer_starves_at_once)
 	locker_release(&w);
 	locker_has_it(&r, "the reader");
 	locker_release(&r);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -225,9 +217,7 @@ START_TEST(test_rw_reserving_writer_ahead_of_queued_readers)
 	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 2);
 	for (int i = 0; i < 2; i++)
 		locker_release(&r[i]);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -275,9 +265,7 @@ START_TEST(test_rw_timed_out_writer_withdraws_handoff)
 		locker_has_it(&w, "the starving writer");
 		locker_release(&w);
 	}
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -434,9 +422,7 @@ START_TEST(test_rw_writer_spin_capped_under_moving_readers)
 		      (unsigned long long)(tw.after.sleeps - tw.before.sleeps));
 	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
 	ck_assert_int_eq(rw_unlock(tw.fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(tw.fd);
-	close(tw.fd);
+	rw_done(tw.fd, &word);
 }
 END_TEST
 
@@ -472,9 +458,7 @@ static void rw_signal_run(bool write, bool restart)
 	locker_join(&l);
 	ck_assert_int_eq(l.ret, 0);
 	ck_assert_int_eq(l.unlock_ret, 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 
 /*
@@ -516,9 +500,7 @@ START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 	ck_assert_uint_eq(word_load(&word), SHARED | 2);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -548,9 +530,7 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 	locker_release(&back);
 	locker_has_it(&r, "the reader");
 	locker_release(&r);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -586,9 +566,7 @@ START_TEST(test_rw_withdrawal_wakes_reader_waiting_for_reservation)
 	locker_has_it(&r, "the reader");
 	locker_release(&r);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -623,9 +601,7 @@ START_TEST(test_rw_withdrawal_racing_top_writer_starve_time)
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	locker_has_it(&w, "the starving writer");
 	locker_release(&w);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -678,9 +654,7 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 		      seen, taken[0], taken[1]);
 	ck_assert_int_eq(w.ret, 0);
 	ck_assert_int_eq(w.unlock_ret, 0);
-	ck_assert_uint_eq(word_load(&rl->word), 0);
-	assert_no_live_states(rl->fd);
-	close(rl->fd);
+	rw_done(rl->fd, &rl->word);
 	free(rl);
 }
 END_TEST
@@ -708,9 +682,7 @@ START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
 		      word_load(&word));
 	ck_assert(cas(&word, 0, SHARED | 1));
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -846,9 +818,7 @@ START_TEST(test_rw_reserving_writer_killed_withdraws)
 	ck_assert_uint_eq(word_load(word), SHARED | 2);
 	ck_assert_int_eq(rw_unlock(fd, word, 0, NULL), 0);
 	ck_assert_int_eq(rw_unlock(fd, word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, word);
 	munmap(word, sizeof(*word));
 }
 END_TEST

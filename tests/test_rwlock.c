@@ -118,9 +118,7 @@ START_TEST(test_rw_exclusion)
 	ck_assert_uint_eq(x.plain, atomic_load(&x.writes));
 	ck_assert_uint_eq(atomic_load(&x.reads) + atomic_load(&x.writes),
 			  EXCL_THREADS * x.iters);
-	ck_assert_uint_eq(word_load(&x.word), 0);
-	assert_no_live_states(x.fd);
-	close(x.fd);
+	rw_done(x.fd, &x.word);
 }
 END_TEST
 
@@ -183,9 +181,7 @@ START_TEST(test_rw_queued_readers_enter_together)
 		locker_join(&r[i]);
 		ck_assert_int_eq(r[i].unlock_ret, 0);
 	}
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -238,9 +234,7 @@ START_TEST(test_rw_release_wakes_one_writer)
 		if (i < 2)
 			locker_has_it(&w[i + 1], "the next writer");
 	}
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -271,9 +265,7 @@ START_TEST(test_rw_writers_after_readers)
 	ck_assert_int_eq(w2.ret, 0);
 	ck_assert_uint_eq(w2.word_after & COUNT_MASK, atomic_load(&w2.tid));
 	ck_assert_int_eq(w2.unlock_ret, 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -327,9 +319,7 @@ START_TEST(test_rw_writer_not_starved_by_reader_relay)
 		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS),
 			      "relay reader %d did not stop", i);
 	tfail_assert();
-	ck_assert_uint_eq(word_load(&rl->word), 0);
-	assert_no_live_states(rl->fd);
-	close(rl->fd);
+	rw_done(rl->fd, &rl->word);
 	free(rl);
 }
 END_TEST
@@ -598,9 +588,7 @@ START_TEST(test_rw_word_of_other_kind)
 	ck_assert_int_eq(l.ret, 0);
 	ck_assert_uint_eq(word_load(&word), SHARED | 1);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_uint_eq(word_load(&word), 0);
-	assert_no_live_states(fd);
-	close(fd);
+	rw_done(fd, &word);
 }
 END_TEST
 
