@@ -30,9 +30,11 @@
  *
  * - on a writer-owned word, spins while the writer runs on a CPU, for at
  *   most spin_ns per writer, and else sets WAITERS and sleeps, looking at
- *   the writer every owner_check_ns: a writer that exited (a TID that names
- *   no thread, or an exiting one) has its TID cleared, and the caller
- *   reports TOFUTEX_STATUS_OWNER_DIED when it takes the word; a TID of
+ *   the writer every owner_check_ns: the word of a writer that exited (a
+ *   TID that names no thread, or an exiting one) the caller takes over in
+ *   one cmpxchg, as its writer or its one reader, and reports
+ *   TOFUTEX_STATUS_OWNER_DIED (a word freed first could be taken by a
+ *   thief that would not be told); a TID of
  *   another process's thread fails with -EPERM, as for TO locks. The
  *   writer is remembered across TID reuse as a TO lock's owner is
  *   (owner.c, one record per state): the thread given a dead writer's
@@ -375,11 +377,14 @@ static int tofutex_rw_spin(struct tofutex_rw_call *c,
  * tofutex_rw_on_writer() - wait on a writer-owned word
  * @c:    the call, whose caller is top waiter
  * @word: the word, naming a writer that is not the caller
+ * @how:  out: TOFUTEX_STATUS_OWNER_DIED when taken over from a dead writer
  *
- * Return: 0 to look at the word again, or a negative error (-EPERM: the
- * writer is another process's thread).
+ * Return: 1 when the caller took the word over from a dead writer, 0 to
+ * look at the word again, or a negative error (-EPERM: the writer is
+ * another process's thread).
  */
-static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
+static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word,
+				u32 *how)
 {
 	struct task_struct *owner;
 	u32 cur;
@@ -389,12 +394,19 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word)
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	if (!owner) {
-		/* The exact value judged dead, or nothing. */
-		ret = tofutex_owner_take(c->q.state, &word, 0, false,
+		/*
+		 * The exact value judged dead, or nothing; taken for the
+		 * caller in the same cmpxchg, as LOCK takes a dead owner's
+		 * word: a word freed first could be taken by anyone, who
+		 * would not be told of the death.
+		 */
+		ret = tofutex_owner_take(c->q.state, &word,
+					 c->waiter.write ? c->waiter.vpid :
+					 TOFUTEX_RW_SHARED | 1, false,
 					 &c->q.deadline);
 		if (ret == 1)
-			c->owner_died = true;
-		return ret == -EAGAIN || ret == 1 ? 0 : ret;
+			*how = TOFUTEX_STATUS_OWNER_DIED;
+		return ret == -EAGAIN ? 0 : ret;
 	}
 	if (tofutex_rw_starving(c) && !(word & TOFUTEX_WAITERS)) {
 		ret = tofutex_word_cmpxchg_until(c->q.uaddr, &cur, word,
@@ -445,6 +457,9 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 		if (ret)
 			return ret;
 		if (cur == *word) {
+			/* A bit found there is another's (a signalled writer's). */
+			if (!(*word & TOFUTEX_RW_HANDOFF))
+				WRITE_ONCE(c->waiter.raised, true);
 			*word |= bits;
 			break;
 		}
@@ -577,7 +592,7 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 	if (tofutex_rw_tid(word) == c->waiter.vpid)
 		return -EDEADLK;
 	if (tofutex_rw_tid(word))
-		return tofutex_rw_on_writer(c, word);
+		return tofutex_rw_on_writer(c, word, how);
 	if (!c->waiter.write) {
 		ret = tofutex_rw_take_readers(c, word);
 	} else if (tofutex_rw_free(word)) {
@@ -590,8 +605,7 @@ static int tofutex_rw_compete_once(struct tofutex_rw_call *c, u32 word,
 		return tofutex_rw_on_readers(c, word);
 	}
 	if (ret == 1)
-		*how = c->owner_died ? TOFUTEX_STATUS_OWNER_DIED :
-		       c->q.sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
+		*how = c->q.sleeps ? TOFUTEX_STATUS_WOKEN : TOFUTEX_STATUS_SPUN;
 	return ret;
 }
 

@@ -51,6 +51,11 @@
  * @granted:    the lock was given to it: it holds the word now
  * @reserve:    a writer that starves as soon as it queues
  *              (TOFUTEX_LOCK_RW_RESERVE)
+ * @raised:     a writer whose RW_HANDOFF the word holds: it put the bit
+ *              there (tofutex_rw_raise()), or a grant did for it; only
+ *              such a writer takes the bit back as it leaves
+ *              (rwwithdraw.c); set once, by the writer itself or under
+ *              state->lock
  * @since:      when it queued (ns, monotonic)
  */
 struct tofutex_rw_waiter {
@@ -61,6 +66,7 @@ struct tofutex_rw_waiter {
 	bool write;
 	bool granted;
 	bool reserve;
+	bool raised;
 	u64 since;
 };
 
@@ -139,13 +145,11 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  * @spin_end:   when the caller's spin on readers, and its retries to put
  *              RW_HANDOFF into their word, must end (ns, monotonic), set
  *              by the first of them after a sleep; 0: not set
- * @owner_died: the caller cleared a dead writer's TID
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
 	u64 spin_end;
-	bool owner_died;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);

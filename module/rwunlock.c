@@ -138,6 +138,7 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 	if (writer && tofutex_rw_waited(writer, now)) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
+		WRITE_ONCE(writer->raised, true);
 	} else if (word & TOFUTEX_RW_HANDOFF) {
 		if (!state->orphan_since)
 			state->orphan_since = now;
@@ -362,6 +363,8 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 		return 0;
 	u->wake = get_task_struct(top->task);
 	if (handoff) {
+		/* Its reservation, if any, ends here; no orphan is left. */
+		state->orphan_since = 0;
 		/* After the cmpxchg, as tofutex_rw_grant_readers(). */
 		smp_store_release(&top->granted, true);
 		trace_tofutex_rw_grant(u->uaddr, 0, 0, top->task);

@@ -29,18 +29,20 @@
  * @arg:   the call, a struct tofutex_rw_call, no longer queued
  * @woken: unused (a release pass's signature, queue.h)
  *
- * Under state->lock, so the queue looked at is the one the word goes
- * with: RW_HANDOFF stays on a word that a writer holds (it is the
- * writer's business) or when the top waiter is a starving writer, which
- * would raise it again; WAITERS goes only with an empty queue, since
- * every queued waiter may sleep relying on it. For a reader that gave up
- * waiting for a reservation with no writer queued (the orphan wait,
- * rwunlock.c), the bits go only from a free word it leaves with nobody
- * queued: the readers that waited for the writer are gone, and the next
- * ones must not start the wait again from the beginning. The top waiter
- * left is woken: it may sleep on the reservation withdrawn (a reader
- * waiting for it, rwunlock.c), and the caller's leave woke it before
- * this ran (queue.c).
+ * Under state->lock, so the queue looked at is the one the word goes with:
+ * RW_HANDOFF stays on a word that a writer holds (it is the writer's
+ * business) or when the top waiter is a starving writer, which would raise
+ * it again. A writer takes back only a bit it put there (@raised,
+ * rwlock.h): one it found is another writer's, whom a signal took out to
+ * run its handler and who will be back, and that is the readers' orphan
+ * wait's to clear. WAITERS goes only with an empty queue, since every
+ * queued waiter may sleep relying on it. For a reader that gave up waiting
+ * for a reservation with no writer queued (the orphan wait, rwunlock.c),
+ * the bits go only from a free word it leaves with nobody queued: the
+ * readers that waited for the writer are gone, and the next ones must not
+ * start the wait again from the beginning. The top waiter left is woken:
+ * it may sleep on the reservation withdrawn (a reader waiting for it,
+ * rwunlock.c), and the caller's leave woke it before this ran (queue.c).
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
  * under the cmpxchg, -EFAULT when its page must be faulted in.
@@ -58,8 +60,8 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (ret || tofutex_rw_tid(word) || !(word & TOFUTEX_RW_HANDOFF))
 		goto out;
-	if (!c->waiter.write &&
-	    (!tofutex_rw_free(word) || !list_empty(&state->waiters)))
+	if (c->waiter.write ? !READ_ONCE(c->waiter.raised) :
+	    !tofutex_rw_free(word) || !list_empty(&state->waiters))
 		goto out;
 	top = tofutex_rw_first(state);
 	if (top && top->write && tofutex_rw_waited(top, ktime_get_ns()))
@@ -97,21 +99,23 @@ out:
  * TOFUTEX_RW_RETRY_NS, a fault-in that must wait for its page included:
  * the caller is leaving, its deadline may have passed already, and the
  * signal it may be leaving for must not end the withdrawal at its first
- * retry. One given up leaves the bits to the slow path (see "Writers do
- * not starve"). A reserving writer that a signal took out keeps its bits: the
- * call is restarted, or retried by the library, after the handler, and
- * readers must not slip in meanwhile, as they do not past glibc's writer
- * in its handler; if it never comes back, the readers queued clear
- * RW_HANDOFF handoff_ns after it left (tofutex_rw_grant_readers()). A
- * writer whose process is being killed (fatal_signal_pending()) withdraws:
- * it will not be back, and a reader that only tries (user space's
- * tryrdlock never enters the kernel) would be kept out until some reader
- * blocks. One killed by a signal that dumps core is not dying yet by the
- * kernel's account while it is here; on a process-private word, the ABI's,
- * nobody outlives it to see its bits, and on a word other processes share,
- * the orphan wait clears them. A reader that timed out withdraws only a
- * reservation on a free word it leaves with nobody queued
- * (tofutex_rw_withdraw_pass()); one that a signal took out will be back.
+ * retry (a fault-in that must wait for its page ends on it all the same,
+ * as every fault-in does). One given up leaves the bits to the slow path
+ * (see "Writers do not starve"). A reserving writer that a signal took out
+ * keeps its bits (those it raised, @raised): the call is restarted, or
+ * retried by the library, after the handler, and readers must not slip in
+ * meanwhile, as they do not past glibc's writer in its handler; if it
+ * never comes back, the readers queued clear RW_HANDOFF handoff_ns after
+ * it left (tofutex_rw_grant_readers()). A writer whose process is being
+ * killed (fatal_signal_pending()) withdraws: it will not be back, and a
+ * reader that only tries (user space's tryrdlock never enters the kernel)
+ * would be kept out until some reader blocks. One killed by a signal that
+ * dumps core is not dying yet by the kernel's account while it is here; on
+ * a process-private word, the ABI's, nobody outlives it to see its bits,
+ * and on a word other processes share, the orphan wait clears them. A
+ * reader that timed out withdraws only a reservation on a free word it
+ * leaves with nobody queued (tofutex_rw_withdraw_pass()); one that a
+ * signal took out will be back.
  */
 void tofutex_rw_withdraw(void *arg, int err)
 {
@@ -123,7 +127,8 @@ void tofutex_rw_withdraw(void *arg, int err)
 	    !fatal_signal_pending(current)) {
 		/* The readers' wait for it starts now (rwunlock.c). */
 		spin_lock(&c->q.state->lock);
-		c->q.state->orphan_since = ktime_get_ns();
+		if (READ_ONCE(c->waiter.raised))
+			c->q.state->orphan_since = ktime_get_ns();
 		spin_unlock(&c->q.state->lock);
 		return;
 	}

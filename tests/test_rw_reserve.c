@@ -535,29 +535,60 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 END_TEST
 
 /*
- * A reader R waits for the reservation of a writer that a signal took out
- * (handoff_ns, 1 s here); a timed writer queued behind R gives up and
- * withdraws that reservation. R relied on it to sleep: the withdrawal
- * wakes R, which enters at once instead of at the end of its wait.
+ * Start a reserving writer whose deadline is @rel_ns away on the
+ * reader-held @word, and wait until its RW_HANDOFF is in the word: the
+ * bits are its own, and it takes them back as it times out.
+ */
+static void reserving_writer_timed(struct timed *t, pthread_t *th, int fd,
+				   uint32_t *word, uint64_t rel_ns)
+{
+	bool ok;
+
+	*t = (struct timed) {
+		.fd = fd, .word = word, .cmd = TOFUTEX_IOC_WRLOCK,
+		.flags = TOFUTEX_LOCK_DEADLINE | TOFUTEX_LOCK_RW_RESERVE,
+		.clock = CLOCK_MONOTONIC, .deadline = now_ns() + rel_ns,
+	};
+	ck_assert_int_eq(pthread_create(th, NULL, timed_main, t), 0);
+	WAIT_UNTIL(ok, word_load(word) & HANDOFF, TEST_WAIT_NS);
+	ck_assert_msg(ok, "word 0x%08x: the reserving writer never reserved",
+		      word_load(word));
+}
+
+/* Wait for the writer of reserving_writer_timed() to time out. */
+static void reserving_writer_timed_out(struct timed *t, pthread_t th)
+{
+	ck_assert(join_within(th, NULL, TEST_WAIT_NS));
+	ck_assert_msg(t->ret == ETIMEDOUT, "the reserving writer: %d (%s)",
+		      t->ret, strerror(t->ret));
+}
+
+/*
+ * A reserving writer W1 times out with a reader R queued behind it: R,
+ * top waiter now and woken by W1's leaving, finds W1's RW_HANDOFF still in
+ * the word (W1's withdrawal held back between its look at the queue and
+ * its cmpxchg, 300 ms) and waits for it as for a writer in its signal
+ * handler (handoff_ns, 1 s here). The withdrawal clears the bit R relied
+ * on, and wakes R, which enters at once instead of at the end of its wait.
  */
 START_TEST(test_rw_withdrawal_wakes_reader_waiting_for_reservation)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
 	struct locker r;
-	uint64_t start, end;
+	struct timed w1;
+	uint64_t end;
+	pthread_t th;
 	bool ok;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out(fd, &word);
-	start = now_ns();
+	reserving_writer_timed(&w1, &th, fd, &word, 300 * NSEC_PER_MSEC);
 	locker_start(&r, fd, &word, false, true);
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE,
-				  now_ns() + 50 * NSEC_PER_MSEC, NULL),
-			 ETIMEDOUT);
-	/* Its wait would end 1 s after it queued, after start. */
-	end = start + 800 * NSEC_PER_MSEC;
+	window_open(getpid(), WINDOW_RW_WITHDRAW, 300 * NSEC_PER_MSEC);
+	reserving_writer_timed_out(&w1, th);
+	window_close();
+	/* R's wait would end 1 s after it began, after W1 timed out. */
+	end = now_ns() + 500 * NSEC_PER_MSEC;
 	WAIT_UNTIL(ok, atomic_load(&r.done),
 		   now_ns() < end ? end - now_ns() : 0);
 	ck_assert_msg(ok,
@@ -573,26 +604,25 @@ END_TEST
 /*
  * A withdrawal that judged the top waiter W not starving yet, and whose
  * cmpxchg comes after W began to starve (the window between the two
- * widened to 1 s): W found its RW_HANDOFF in the word already (a signalled
- * reserving writer's) and slept on it with no timer. The withdrawal clears
- * it and wakes W, which raises it again: a new reader cannot join, and the
- * last reader out hands W the word.
+ * widened to 1 s): W found RW_HANDOFF in the word already (the leaving
+ * reserving writer's) and slept on it with no timer. The withdrawal
+ * clears it and wakes W, which raises it again: a new reader cannot join,
+ * and the last reader out hands W the word.
  */
 START_TEST(test_rw_withdrawal_racing_top_writer_starve_time)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
 	struct locker w;
+	struct timed w1;
+	pthread_t th;
 	bool ok;
 
 	param_set("handoff_ns", 300 * NSEC_PER_MSEC);
-	reserving_writer_signalled_out(fd, &word);
+	reserving_writer_timed(&w1, &th, fd, &word, 100 * NSEC_PER_MSEC);
 	locker_start(&w, fd, &word, true, true);
 	window_open(getpid(), WINDOW_RW_WITHDRAW, NSEC_PER_SEC);
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE,
-				  now_ns() + 100 * NSEC_PER_MSEC, NULL),
-			 ETIMEDOUT);
+	reserving_writer_timed_out(&w1, th);
 	window_close();
 	WAIT_UNTIL(ok, word_load(&word) & HANDOFF, TEST_WAIT_NS);
 	ck_assert_msg(ok && !atomic_load(&w.done),
@@ -606,13 +636,12 @@ START_TEST(test_rw_withdrawal_racing_top_writer_starve_time)
 END_TEST
 
 /*
- * A plain writer W becomes top waiter behind a reserving writer that a
- * signal took out (its RW_HANDOFF stays in the readers' word); a timed
- * writer queued behind W gives up and withdraws that RW_HANDOFF without
- * waking W; then two readers relay the word, never leaving it free.
- * W starves by its own clock (handoff_ns, 1 s here), whatever the word
- * said when it went to sleep, raises RW_HANDOFF itself and is handed the
- * word while the relay runs.
+ * A plain writer W queues behind a reserving writer W1 and sleeps, not
+ * yet starving, on W1's RW_HANDOFF; W1 times out and takes its bits back;
+ * then two readers relay the word, never leaving it free. W starves by
+ * its own clock (handoff_ns, 1 s here), whatever the word said when it
+ * went to sleep, raises RW_HANDOFF itself and is handed the word while
+ * the relay runs.
  */
 START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 {
@@ -620,22 +649,22 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 	struct relay_arg ra[2];
 	unsigned long taken[2];
 	struct locker w;
-	pthread_t t[2];
+	struct timed w1;
+	pthread_t t[2], th;
 	bool had;
 	uint32_t seen;
-	int i, r;
+	int i;
 
 	ck_assert_ptr_nonnull(rl);
 	param_set("handoff_ns", NSEC_PER_SEC);
 	rl->fd = dev_open();
 	rl->word = SHARED | 1;
-	reserving_writer_signalled_out(rl->fd, &rl->word);
+	reserving_writer_timed(&w1, &th, rl->fd, &rl->word,
+			       300 * NSEC_PER_MSEC);
 	locker_start(&w, rl->fd, &rl->word, true, true);
-	r = ioc_lock(rl->fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&rl->word,
-		     TOFUTEX_LOCK_DEADLINE, now_ns() + 50 * NSEC_PER_MSEC, NULL);
-	ck_assert_int_eq(r, ETIMEDOUT);
+	reserving_writer_timed_out(&w1, th);
 	ck_assert_msg(!(word_load(&rl->word) & HANDOFF),
-		      "word 0x%08x: the timed writer did not withdraw",
+		      "word 0x%08x: the timed-out writer did not withdraw",
 		      word_load(&rl->word));
 	relay_start(rl, ra, t);
 	ck_assert_int_eq(rw_unlock(rl->fd, &rl->word, 0, NULL), 0);
@@ -656,6 +685,35 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 	ck_assert_int_eq(w.unlock_ret, 0);
 	rw_done(rl->fd, &rl->word);
 	free(rl);
+}
+END_TEST
+
+/*
+ * A writer that gives up (its deadline) while a reserving writer that a
+ * signal took out runs its handler does not take that writer's RW_HANDOFF
+ * from the readers' word: it did not put it there, and the other writer
+ * will be back. New readers still cannot join.
+ */
+START_TEST(test_rw_timed_out_writer_keeps_signalled_writers_reservation)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_signalled_out(fd, &word);
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE,
+				  now_ns() + 20 * NSEC_PER_MSEC, NULL),
+			 ETIMEDOUT);
+	ck_assert_msg(word_load(&word) & HANDOFF,
+		      "word 0x%08x: the timed-out writer withdrew another writer's reservation",
+		      word_load(&word));
+	/* The reserving writer never comes back: a reader clears it. */
+	ck_assert_int_eq(rd_lock(fd, &word, NULL), 0);
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 2);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
 }
 END_TEST
 
@@ -855,6 +913,57 @@ static void *wrlock_and_exit_main(void *arg)
 }
 
 /*
+ * A writer asleep on a writer that exits: it takes the dead writer's word
+ * over in one cmpxchg, and is told (OWNER_DIED). The window between its
+ * read of the word and its action is widened (300 ms) while this thread
+ * tries to take the word the moment it reads free: it never does, since
+ * the word goes from the dead writer's TID straight to the waiter's.
+ */
+START_TEST(test_rw_writer_death_taken_over_in_one_step)
+{
+	uint32_t word = 0, v, w_tid;
+	struct dying d = { .word = &word };
+	bool ok, stolen = false;
+	struct locker w;
+	uint64_t end;
+	pthread_t t;
+	int fd = dev_open();
+
+	ck_assert_int_eq(pthread_create(&t, NULL, wrlock_and_exit_main, &d),
+			 0);
+	WAIT_UNTIL(ok, atomic_load(&d.locked) || tfailed(), TEST_WAIT_NS);
+	tfail_assert();
+	ck_assert(ok);
+	locker_start(&w, fd, &word, true, true);
+	w_tid = atomic_load(&w.tid);
+	window_open(getpid(), WINDOW_COMPETE, 300 * NSEC_PER_MSEC);
+	atomic_store(&d.die, true);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	end = now_ns() + TEST_WAIT_NS;
+	while (now_ns() < end && !atomic_load(&w.done)) {
+		v = word_load(&word);
+		if (v == 0 && cas(&word, 0, SHARED | 1)) {
+			stolen = true;
+			break;
+		}
+		if ((v & COUNT_MASK) == w_tid && !(v & SHARED))
+			break;
+		sched_yield();
+	}
+	window_close();
+	if (stolen)
+		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_msg(!stolen,
+		      "the dead writer's word went free and another thread took it, unaware of the death");
+	locker_has_it(&w, "the writer behind the dead one");
+	ck_assert_msg(how(w.status) == TOFUTEX_STATUS_OWNER_DIED,
+		      "writer status %#x, want OWNER_DIED", w.status);
+	locker_release(&w);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
  * _i 0: a reader is asleep in RDLOCK when the writer exits, and finds out
  * by its periodic owner check; 1: the writer exited before anybody
  * waited, and the next reader finds out on entry.
@@ -926,6 +1035,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
 	tcase_add_test(tc, test_rw_withdrawal_wakes_reader_waiting_for_reservation);
 	tcase_add_test(tc, test_rw_withdrawal_racing_top_writer_starve_time);
+	tcase_add_test(tc, test_rw_timed_out_writer_keeps_signalled_writers_reservation);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
 
@@ -938,6 +1048,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_loop_test(tc, test_rw_reserving_writer_killed_withdraws, 0,
 			    N_KILLING_SIGNALS);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
+	tcase_add_test(tc, test_rw_writer_death_taken_over_in_one_step);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -53,15 +53,23 @@ static inline tofutex_cond_t *tfx_cond(pthread_cond_t *c)
 	return (tofutex_cond_t *)(void *)((char *)c + ((uintptr_t)c & 4));
 }
 
-/* The mutex of a wait, either kind, through the interposed functions. */
+/*
+ * The mutex of a wait, either kind, through our own entries (mutex.c),
+ * not the exported names: glibc's wait unlocks and relocks the mutex
+ * inside, so an interposer in front of us (a lock tracer, ltrace) must
+ * not see calls that glibc's wait does not make.
+ */
+extern __typeof(pthread_mutex_unlock) tfx_self_mutex_unlock TOFUTEX_HIDDEN;
+extern __typeof(pthread_mutex_lock) tfx_self_mutex_lock TOFUTEX_HIDDEN;
+
 static int tfx_wait_unlock(void *m)
 {
-	return pthread_mutex_unlock(m);
+	return tfx_self_mutex_unlock(m);
 }
 
 static int tfx_wait_lock(void *m)
 {
-	return pthread_mutex_lock(m);
+	return tfx_self_mutex_lock(m);
 }
 
 /* A RECURSIVE mutex's depth, given back to a cancelled waiter. */

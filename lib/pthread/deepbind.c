@@ -61,6 +61,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -444,15 +445,21 @@ static const Dl_serinfo *tfx_serinfo(struct link_map *l, Dl_serinfo *buf)
 	return dlinfo(l, RTLD_DI_SERINFO, buf) ? NULL : buf;
 }
 
-/* Would glibc search for a bare name from @caller as from here? */
+/*
+ * Would glibc search for a bare name from @caller as from here? The two
+ * search paths (some kilobytes) are allocated, not on the stack: the
+ * caller's thread may have a stack just deep enough for glibc's own
+ * dlopen(). Without memory, the answer is no: the load is glibc's alone.
+ */
 static bool tfx_dlopen_same_search(const void *caller)
 {
-	union {
+	union tfx_serinfo_buf {
 		Dl_serinfo si;
 		char bytes[TFX_SERINFO_MAX];
-	} mine, theirs;
+	} *buf;
 	const Dl_serinfo *a, *b;
 	struct link_map *l = NULL;
+	bool same = false;
 	Dl_info info;
 	unsigned int i;
 
@@ -460,15 +467,20 @@ static bool tfx_dlopen_same_search(const void *caller)
 		return false;
 	if (l == tfx_self)
 		return true;
-	a = tfx_serinfo(tfx_self, &mine.si);
-	b = tfx_serinfo(l, &theirs.si);
-	if (!a || !b || a->dls_cnt != b->dls_cnt)
+	buf = malloc(2 * sizeof(*buf));
+	if (!buf)
 		return false;
-	for (i = 0; i < a->dls_cnt; i++)
-		if (!tfx_str_eq(a->dls_serpath[i].dls_name,
-				b->dls_serpath[i].dls_name))
-			return false;
-	return true;
+	a = tfx_serinfo(tfx_self, &buf[0].si);
+	b = tfx_serinfo(l, &buf[1].si);
+	if (a && b && a->dls_cnt == b->dls_cnt) {
+		for (i = 0; i < a->dls_cnt; i++)
+			if (!tfx_str_eq(a->dls_serpath[i].dls_name,
+					b->dls_serpath[i].dls_name))
+				break;
+		same = i == a->dls_cnt;
+	}
+	free(buf);
+	return same;
 }
 
 /*

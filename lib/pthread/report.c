@@ -68,14 +68,25 @@ static bool tfx_report_same(const struct tfx_report *r, int fd)
 	return !fstat(fd, &st) && st.st_dev == r->dev && st.st_ino == r->ino;
 }
 
-/* The file, opened above descriptor 2 (the program may have closed 0-2). */
+/*
+ * The file, opened above descriptor 2 (the program may have closed 0-2).
+ * Opened without waiting: a FIFO that nobody reads would else hold the
+ * process at its exit for ever (ENXIO instead); writes then wait as usual.
+ */
 static int tfx_report_file(const struct tfx_report *r)
 {
-	int fd, high;
+	int fd, high, fl;
 
 	fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-		  O_NOCTTY | O_NOFOLLOW, 0644);
-	if (fd < 0 || fd > STDERR_FILENO)
+		  O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0644);
+	if (fd < 0)
+		return fd;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		close(fd);
+		return -1;
+	}
+	if (fd > STDERR_FILENO)
 		return fd;
 	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	close(fd);
@@ -83,20 +94,21 @@ static int tfx_report_file(const struct tfx_report *r)
 }
 
 /*
- * The file could not be opened (@err): say so on standard error. The
- * errno's name, a constant string: strerror() may translate, and so
- * allocate, which _exit() in a signal handler must not.
+ * The file could not be opened or written (@how, @err): say so on
+ * standard error. The errno's name, a constant string: strerror() may
+ * translate, and so allocate, which _exit() in a signal handler must not.
  */
-static void tfx_report_lost(const struct tfx_report *r, int err)
+static void tfx_report_lost(const struct tfx_report *r, const char *how,
+			    int err)
 {
 	const char *name = strerrorname_np(err);
 	char line[PATH_MAX + 256];
 	int n;
 
 	n = snprintf(line, sizeof(line),
-		     "tofutex-run: %s[%d]: %s=%s: cannot open it (%s); no report\n",
+		     "tofutex-run: %s[%d]: %s=%s: cannot %s it (%s); no report\n",
 		     program_invocation_short_name, (int)getpid(), r->what,
-		     r->path, name ? name : "?");
+		     r->path, how, name ? name : "?");
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -116,9 +128,10 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 		return;
 	fd = tfx_report_file(r);
 	if (fd < 0) {
-		tfx_report_lost(r, errno);
+		tfx_report_lost(r, "open", errno);
 		return;
 	}
-	(void)!write(fd, buf, len);
+	if (write(fd, buf, len) < 0)
+		tfx_report_lost(r, "write", errno);
 	close(fd);
 }

@@ -52,7 +52,8 @@ int tfx_glibc_all;
 /*
  * The libraries of valgrind's tools that wrap glibc's pthread functions
  * (vgpreload_<tool>-<arch>-linux.so), which valgrind adds to the client's
- * LD_PRELOAD. getenv() only: this may run before any constructor.
+ * LD_PRELOAD. Decided by our constructor (tfx_start()), or by a lock
+ * call before it (another library's constructor): getenv() only.
  */
 int tfx_glibc_all_decide(void)
 {
@@ -73,6 +74,14 @@ int tfx_glibc_all_decide(void)
 __attribute__((constructor)) static void tfx_start(void)
 {
 	int err;
+
+	/*
+	 * Before any thread the program starts, and before it can change its
+	 * environment: a program that clears LD_PRELOAD before its first
+	 * lock still runs under the tool that valgrind preloaded.
+	 */
+	if (!__atomic_load_n(&tfx_glibc_all, __ATOMIC_RELAXED))
+		tfx_glibc_all_decide();
 
 	/*
 	 * Loaded by dlopen() (tofutex-run's check) rather than preloaded:

@@ -496,7 +496,11 @@ static void *stack_dlopen_main(void *p)
 {
 	struct stack_dlopen *sd = p;
 
-	sd->handle = plugin_open(sd->name, sd->mode);
+	/* One of ours, next to the program; else a bare name, searched. */
+	if (!strncmp(sd->name, "libtfx-plugin-", 14))
+		sd->handle = plugin_open(sd->name, sd->mode);
+	else
+		sd->handle = dlopen(sd->name, RTLD_NOW | sd->mode);
 	return NULL;
 }
 
@@ -539,6 +543,12 @@ START_TEST(test_deepbind_dlopen_stack_depth)
 
 	ck_assert_msg(deep <= plain + 1024,
 		      "dlopen(RTLD_DEEPBIND) took %zu bytes of stack, a plain dlopen() %zu",
+		      deep, plain);
+	/* A bare name: the preload compares the two search paths first. */
+	plain = dlopen_stack_depth("libc.so.6", 0);
+	deep = dlopen_stack_depth("libc.so.6", RTLD_DEEPBIND);
+	ck_assert_msg(deep <= plain + 1024,
+		      "dlopen(\"libc.so.6\", RTLD_DEEPBIND) took %zu bytes of stack, a plain one %zu",
 		      deep, plain);
 }
 END_TEST

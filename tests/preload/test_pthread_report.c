@@ -29,6 +29,7 @@
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "sleeping.h"
 
@@ -336,6 +337,53 @@ START_TEST(test_report_file_symlink_not_followed)
 }
 END_TEST
 
+/*
+ * A report file that is a FIFO nobody reads: the process does not wait
+ * at its exit for a reader that never comes; it says why there is no
+ * report (ENXIO). And a file that takes no writes (/proc/version): the
+ * process says that too.
+ */
+START_TEST(test_report_file_that_takes_nothing)
+{
+	char dir[PATH_MAX], fifo[PATH_MAX + 16], err[PATH_MAX + 16];
+	static char buf[8192];
+	int fd, status = 0, rfd;
+	bool ended;
+	pid_t pid;
+
+	scratch(dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/p.fifo", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	fd = open(err, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert(fd >= 0);
+	pid = start_work(WORK_ARG, NULL, fifo, NULL, fd, fd);
+	WAIT_UNTIL(ended, waitpid(pid, &status, WNOHANG) == pid,
+		   TEST_WAIT_NS);
+	if (!ended) {
+		/* Let it go, and fail. */
+		rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+		wait_work(pid);
+		close(rfd);
+	}
+	ck_assert_msg(ended, "the process waits at its exit for a reader of its report FIFO");
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "work status %#x", status);
+	slurp(err, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "TOFUTEX_PROFILE=") && strstr(buf, "ENXIO"),
+		      "the process did not say why: %s", buf);
+	status = wait_work(start_work(WORK_ARG, NULL, NULL, "/proc/version",
+				      fd, fd));
+	close(fd);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "work status %#x", status);
+	slurp(err, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "TOFUTEX_RUN_STATS=/proc/version: cannot "),
+		      "no word of the lost statistics: %s", buf);
+	scratch_done(dir);
+}
+END_TEST
+
 /* Is @s, from its start, digits, '.', then @decimals digits? */
 static bool point_number(const char *s, int decimals)
 {
@@ -402,6 +450,7 @@ static Suite *pthread_report_suite(void)
 	tcase_add_test(tc, test_report_stderr_pipe_not_held_by_a_daemon);
 	tcase_add_test(tc, test_report_files_with_stdout_closed);
 	tcase_add_test(tc, test_report_file_symlink_not_followed);
+	tcase_add_test(tc, test_report_file_that_takes_nothing);
 	tcase_add_test(tc, test_report_numbers_under_a_decimal_comma_locale);
 	suite_add_tcase(s, tc);
 	return s;

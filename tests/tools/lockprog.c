@@ -7,9 +7,12 @@
  * first lock waits until it sleeps on the condition variable: every run
  * makes at least one wait. With "race", they also add to one counter
  * without a lock: a data race ThreadSanitizer reports (its exit status 66).
+ * With "unsetenv", it first removes LD_PRELOAD from its environment, as a
+ * program that cleans its environment does.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define THREADS 4
@@ -56,6 +59,9 @@ int main(int argc, char **argv)
 	int i;
 
 	race = argc > 1 && !strcmp(argv[1], "race");
+	/* As a program that cleans its environment before it locks. */
+	if (argc > 1 && !strcmp(argv[1], "unsetenv"))
+		unsetenv("LD_PRELOAD");
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
