@@ -79,9 +79,10 @@
  * scheduling delays of its own wake-ups; one with k writers ahead adds, per
  * writer ahead, that writer's critical section and one batch of readers.
  * A writer top waiter sleeps at most until it starves, by its own clock,
- * so that it can raise RW_HANDOFF while readers keep the word. A writer that leaves the
- * queue without the lock (deadline, signal) withdraws RW_HANDOFF, which
- * would else keep new readers (also tryrdlock in user space) out of a
+ * so that it can raise RW_HANDOFF while readers keep the word. A writer
+ * that leaves the queue without the lock (deadline, signal) withdraws the
+ * RW_HANDOFF it raised (one it found is a signalled writer's, see below),
+ * which would else keep new readers (also tryrdlock in user space) out of a
  * word that only readers hold, unless the new top waiter is a starving
  * writer, whose it is then; WAITERS goes with it when nobody is queued
  * (tofutex_rw_withdraw()), and the top waiter left is woken, since it
