@@ -79,10 +79,12 @@
  * scheduling delays of its own wake-ups; one with k writers ahead adds, per
  * writer ahead, that writer's critical section and one batch of readers.
  * A writer top waiter sleeps at most until it starves, by its own clock,
- * so that it can raise RW_HANDOFF while readers keep the word. A writer
- * that leaves the queue without the lock (deadline, signal) withdraws the
- * RW_HANDOFF it raised (one it found is a signalled writer's, see below),
- * which would else keep new readers (also tryrdlock in user space) out of a
+ * so that it can raise RW_HANDOFF while readers keep the word. The bit in
+ * the word is the starving top writer's, whoever raised it. When that
+ * writer leaves the queue without the lock (deadline, signal), it
+ * withdraws RW_HANDOFF (unless the bit goes back to a writer in its
+ * signal handler, see below; no other writer touches it), which would
+ * else keep new readers (also tryrdlock in user space) out of a
  * word that only readers hold, unless the new top waiter is a starving
  * writer, whose it is then; WAITERS goes with it when nobody is queued
  * (tofutex_rw_withdraw()), and the top waiter left is woken, since it
@@ -458,9 +460,6 @@ static int tofutex_rw_raise(struct tofutex_rw_call *c, u32 *word)
 		if (ret)
 			return ret;
 		if (cur == *word) {
-			/* A bit found there is another's (a signalled writer's). */
-			if (!(*word & TOFUTEX_RW_HANDOFF))
-				WRITE_ONCE(c->waiter.raised, true);
 			*word |= bits;
 			break;
 		}
@@ -715,6 +714,7 @@ static void tofutex_rw_leave(void *arg, struct task_struct **wake)
 
 	*wake = NULL;
 	was_top = tofutex_rw_first(state) == &c->waiter;
+	c->was_top = was_top;
 	list_del(&c->waiter.node);
 	/* Given the word and not woken yet: nobody need wake it now. */
 	list_del_init(&c->waiter.wake_node);

@@ -51,11 +51,6 @@
  * @granted:    the lock was given to it: it holds the word now
  * @reserve:    a writer that starves as soon as it queues
  *              (TOFUTEX_LOCK_RW_RESERVE)
- * @raised:     a writer whose RW_HANDOFF the word holds: it put the bit
- *              there (tofutex_rw_raise()), or a grant did for it; only
- *              such a writer takes the bit back as it leaves
- *              (rwwithdraw.c); set once, by the writer itself or under
- *              state->lock
  * @since:      when it queued (ns, monotonic)
  */
 struct tofutex_rw_waiter {
@@ -66,7 +61,6 @@ struct tofutex_rw_waiter {
 	bool write;
 	bool granted;
 	bool reserve;
-	bool raised;
 	u64 since;
 };
 
@@ -145,11 +139,14 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  * @spin_end:   when the caller's spin on readers, and its retries to put
  *              RW_HANDOFF into their word, must end (ns, monotonic), set
  *              by the first of them after a sleep; 0: not set
+ * @was_top:    the caller was top waiter when it left the queue (set by
+ *              its leave, under state->lock; read by its withdrawal)
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
 	u64 spin_end;
+	bool was_top;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);

@@ -138,7 +138,6 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 	if (writer && tofutex_rw_waited(writer, now)) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
-		WRITE_ONCE(writer->raised, true);
 	} else if (word & TOFUTEX_RW_HANDOFF) {
 		if (!state->orphan_since)
 			state->orphan_since = now;

@@ -31,17 +31,18 @@
  *
  * Under state->lock, so the queue looked at is the one the word goes with:
  * RW_HANDOFF stays on a word that a writer holds (it is the writer's
- * business) or when the top waiter is a starving writer, which would raise
- * it again. A writer takes back only a bit it put there (@raised,
- * rwlock.h): one it found is another writer's, whom a signal took out to
- * run its handler and who will be back, and that is the readers' orphan
- * wait's to clear. WAITERS goes only with an empty queue, since every
- * queued waiter may sleep relying on it. For a reader that gave up waiting
- * for a reservation with no writer queued (the orphan wait, rwunlock.c),
- * the bits go only from a free word it leaves with nobody queued: the
- * readers that waited for the writer are gone, and the next ones must not
- * start the wait again from the beginning. The top waiter left is woken:
- * it may sleep on the reservation withdrawn (a reader waiting for it,
+ * business) or when the top waiter is a starving writer, whose it is now
+ * (it would raise it again). The caller is a writer whose bit it was
+ * (tofutex_rw_withdraw()), but one it adopted may be another's: a
+ * reserving writer that a signal took out to run its handler and that will
+ * be back (state->orphan_since set); then the bit stays, and is the
+ * readers' orphan wait's to clear (rwunlock.c). WAITERS goes only with an
+ * empty queue, since every queued waiter may sleep relying on it. For a
+ * reader that left a wait for a reservation with no writer queued (the
+ * orphan wait), the bits go only from a free word it leaves with nobody
+ * queued: the readers that waited for the writer are gone, and nobody else
+ * in the kernel would clear them. The top waiter left is woken: it may
+ * sleep on the reservation withdrawn (a reader waiting for it,
  * rwunlock.c), and the caller's leave woke it before this ran (queue.c).
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
@@ -60,7 +61,7 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (ret || tofutex_rw_tid(word) || !(word & TOFUTEX_RW_HANDOFF))
 		goto out;
-	if (c->waiter.write ? !READ_ONCE(c->waiter.raised) :
+	if (c->waiter.write ? state->orphan_since != 0 :
 	    !tofutex_rw_free(word) || !list_empty(&state->waiters))
 		goto out;
 	top = tofutex_rw_first(state);
@@ -93,29 +94,32 @@ out:
  * @arg: the call, a struct tofutex_rw_call
  * @err: why it left
  *
- * Readers move the count under every cmpxchg, so a pass that found the
- * word changed is done again, as a release's is (tofutex_release_run(): a
- * fault-in between passes, a scheduling point on each), for at most
- * TOFUTEX_RW_RETRY_NS, a fault-in that must wait for its page included:
- * the caller is leaving, its deadline may have passed already, and the
- * signal it may be leaving for must not end the withdrawal at its first
- * retry (a fault-in that must wait for its page ends on it all the same,
- * as every fault-in does). One given up leaves the bits to the slow path
- * (see "Writers do not starve"). A reserving writer that a signal took out
- * keeps its bits (those it raised, @raised): the call is restarted, or
- * retried by the library, after the handler, and readers must not slip in
- * meanwhile, as they do not past glibc's writer in its handler; if it
- * never comes back, the readers queued clear RW_HANDOFF handoff_ns after
- * it left (tofutex_rw_grant_readers()). A writer whose process is being
- * killed (fatal_signal_pending()) withdraws: it will not be back, and a
- * reader that only tries (user space's tryrdlock never enters the kernel)
- * would be kept out until some reader blocks. One killed by a signal that
- * dumps core is not dying yet by the kernel's account while it is here; on
- * a process-private word, the ABI's, nobody outlives it to see its bits,
- * and on a word other processes share, the orphan wait clears them. A
- * reader that timed out withdraws only a reservation on a free word it
- * leaves with nobody queued (tofutex_rw_withdraw_pass()); one that a
- * signal took out will be back.
+ * Only the starving top writer's RW_HANDOFF is its own, whoever raised it
+ * (rwlock.c, "Writers do not starve"); another writer leaving touches
+ * nothing. Readers move the count under every cmpxchg, so a pass that
+ * found the word changed is done again, as a release's is
+ * (tofutex_release_run(): a fault-in between passes, a scheduling point on
+ * each), for at most TOFUTEX_RW_RETRY_NS, a fault-in that must wait for
+ * its page included: the caller is leaving, its deadline may have passed
+ * already, and the signal it may be leaving for must not end the
+ * withdrawal at its first retry (a fault-in that must wait for its page
+ * ends on it all the same, as every fault-in does). One given up leaves
+ * the bits to the slow path. A reserving writer that a signal took out
+ * keeps its bits: the call is restarted, or retried by the library, after
+ * the handler, and readers must not slip in meanwhile, as they do not past
+ * glibc's writer in its handler; if it never comes back, the readers
+ * queued clear RW_HANDOFF handoff_ns after it left (state->orphan_since,
+ * tofutex_rw_grant_readers()). A writer whose process is being killed
+ * (fatal_signal_pending()) withdraws: it will not be back, and a reader
+ * that only tries (user space's tryrdlock never enters the kernel) would
+ * be kept out until some reader blocks. One killed by a signal that dumps
+ * core is not dying yet by the kernel's account while it is here; on a
+ * process-private word, the ABI's, nobody outlives it to see its bits, and
+ * on a word other processes share, the orphan wait clears them. A reader
+ * that leaves, for whatever reason, withdraws a reservation on a free word
+ * it leaves with nobody queued: a restarted call would find it so and wait
+ * from the beginning again, or, past its deadline, touch nothing, and
+ * nobody would be left to clear it.
  */
 void tofutex_rw_withdraw(void *arg, int err)
 {
@@ -123,18 +127,18 @@ void tofutex_rw_withdraw(void *arg, int err)
 	struct tofutex_deadline budget;
 	u32 woken;
 
+	/* Only the starving top writer's bits are its own. */
+	if (c->waiter.write &&
+	    (!c->was_top || !tofutex_rw_waited(&c->waiter, ktime_get_ns())))
+		return;
 	if (c->waiter.reserve && err == -ERESTARTSYS &&
 	    !fatal_signal_pending(current)) {
 		/* The readers' wait for it starts now (rwunlock.c). */
 		spin_lock(&c->q.state->lock);
-		if (READ_ONCE(c->waiter.raised))
-			c->q.state->orphan_since = ktime_get_ns();
+		c->q.state->orphan_since = ktime_get_ns();
 		spin_unlock(&c->q.state->lock);
 		return;
 	}
-	/* A reader that timed out will not be back (see the pass). */
-	if (!c->waiter.write && err != -ETIMEDOUT)
-		return;
 	budget.clock = CLOCK_MONOTONIC;
 	budget.expires = ktime_add_ns(ktime_get(), TOFUTEX_RW_RETRY_NS);
 	tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr, &budget,

@@ -205,11 +205,12 @@ static inline void *locker_main(void *arg)
 
 /*
  * Start a thread in RDLOCK or WRLOCK on @word, held so that it must
- * wait, with TOFUTEX_LOCK_DEADLINE and @flags, and wait until it sleeps
- * there. @release: it unlocks again once may_release is set.
+ * wait, with TOFUTEX_LOCK_DEADLINE at @deadline and @flags, and wait until
+ * it sleeps there. @release: it unlocks again once may_release is set.
  */
-static inline void locker_start_flags(struct locker *l, int fd, uint32_t *word,
-			       bool write, bool release, uint32_t flags)
+static inline void locker_start_until(struct locker *l, int fd,
+				      uint32_t *word, bool write, bool release,
+				      uint32_t flags, uint64_t deadline)
 {
 	unsigned long cmd = write ? TOFUTEX_IOC_WRLOCK : TOFUTEX_IOC_RDLOCK;
 	bool ok;
@@ -219,7 +220,7 @@ static inline void locker_start_flags(struct locker *l, int fd, uint32_t *word,
 	l->word = word;
 	l->write = write;
 	l->flags = TOFUTEX_LOCK_DEADLINE | flags;
-	l->deadline = far();
+	l->deadline = deadline;
 	atomic_store(&l->release, release);
 	ck_assert_int_eq(pthread_create(&l->thread, NULL, locker_main, l), 0);
 	WAIT_UNTIL(ok, atomic_load(&l->tid) != 0, TEST_WAIT_NS);
@@ -227,6 +228,13 @@ static inline void locker_start_flags(struct locker *l, int fd, uint32_t *word,
 	wait_asleep_in(atomic_load(&l->tid), cmd, write ? "WRLOCK" : "RDLOCK");
 	ck_assert_msg(!atomic_load(&l->done), "lock returned %d while held",
 		      l->ret);
+}
+
+/* The same, with no deadline to speak of. */
+static inline void locker_start_flags(struct locker *l, int fd, uint32_t *word,
+				      bool write, bool release, uint32_t flags)
+{
+	locker_start_until(l, fd, word, write, release, flags, far());
 }
 
 static inline void locker_start(struct locker *l, int fd, uint32_t *word, bool write,

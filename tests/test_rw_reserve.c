@@ -718,6 +718,133 @@ START_TEST(test_rw_timed_out_writer_keeps_signalled_writers_reservation)
 END_TEST
 
 /*
+ * Two reserving writers with deadlines: W1 raises RW_HANDOFF, W2 queues
+ * behind it and inherits the bit when W1 times out (it is the starving
+ * top waiter then). When W2 times out too, nobody is left to own the bit:
+ * W2 takes it back, and new readers join the readers again.
+ */
+START_TEST(test_rw_inherited_reservation_withdrawn)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker w2;
+	struct timed w1;
+	pthread_t th;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_timed(&w1, &th, fd, &word, 300 * NSEC_PER_MSEC);
+	locker_start_until(&w2, fd, &word, true, false,
+			   TOFUTEX_LOCK_RW_RESERVE,
+			   now_ns() + 600 * NSEC_PER_MSEC);
+	reserving_writer_timed_out(&w1, th);
+	locker_join(&w2);
+	ck_assert_int_eq(w2.ret, ETIMEDOUT);
+	ck_assert_msg(!(word_load(&word) & HANDOFF),
+		      "word 0x%08x: both writers gave up and the reservation stayed",
+		      word_load(&word));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/* A SIGUSR2 handler that runs until slow_until (ns, monotonic). */
+static _Atomic uint64_t slow_until;
+
+static void slow_handler(int sig)
+{
+	(void)sig;
+	while (now_ns() < atomic_load(&slow_until))
+		;
+}
+
+/*
+ * A reader R waits for the reservation of a writer that a signal took out
+ * and that is not retried; the last read lock is released meanwhile (the
+ * word is free and still reserved, for R's wait). A signal takes R out,
+ * and its handler runs past R's deadline, so that the restarted call
+ * touches nothing. R, the last one in the kernel, cleared the reservation
+ * as it left: a try lock then gets the free word.
+ */
+START_TEST(test_rw_reader_signalled_out_of_orphan_wait_clears_it)
+{
+	uint32_t word = SHARED | 1, v;
+	struct sigaction sa = { .sa_handler = slow_handler,
+				.sa_flags = SA_RESTART };
+	int fd = dev_open();
+	struct locker r;
+	uint64_t deadline;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	reserving_writer_signalled_out(fd, &word);
+	deadline = now_ns() + 700 * NSEC_PER_MSEC;
+	locker_start_until(&r, fd, &word, false, false, 0, deadline);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	atomic_store(&slow_until, deadline + 200 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_kill(r.thread, SIGUSR2), 0);
+	locker_join(&r);
+	v = word_load(&word);
+	ck_assert_msg(r.ret == ETIMEDOUT || r.ret == 0, "RDLOCK: %d (%s)",
+		      r.ret, strerror(r.ret));
+	if (r.ret == 0)
+		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	ck_assert_msg(r.ret == 0 || !(v & HANDOFF),
+		      "word 0x%08x: free, reserved, and nobody in the kernel to clear it",
+		      v);
+	ck_assert(cas(&word, 0, test_gettid()));
+	ck_assert_int_eq(rw_unlock(fd, &word, test_gettid(), NULL), 0);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/* Signal @target with SIGUSR1 every 300 ms until @stop. */
+struct pinger {
+	pthread_t target;
+	atomic_bool stop;
+};
+
+static void *pinger_main(void *arg)
+{
+	struct pinger *p = arg;
+
+	while (!atomic_load(&p->stop)) {
+		sleep_ns(300 * NSEC_PER_MSEC);
+		pthread_kill(p->target, SIGUSR1);
+	}
+	return NULL;
+}
+
+/*
+ * A lone reader on a free word reserved for a writer that is not queued
+ * (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each time it
+ * leaves it clears the reservation, the last in the kernel, so its
+ * restarted call gets in instead of timing the wait from the beginning
+ * again.
+ */
+START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
+{
+	uint32_t word = SHARED | HANDOFF | WAITERS;
+	struct pinger p = { 0 };
+	int fd = dev_open();
+	struct locker r;
+	pthread_t tp;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	install_sigusr1(true);
+	locker_start_until(&r, fd, &word, false, true, 0,
+			   now_ns() + 4 * NSEC_PER_SEC);
+	p.target = r.thread;
+	ck_assert_int_eq(pthread_create(&tp, NULL, pinger_main, &p), 0);
+	locker_has_it(&r, "the lone reader");
+	atomic_store(&p.stop, true);
+	ck_assert(join_within(tp, NULL, TEST_WAIT_NS));
+	locker_release(&r);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
  * A free word reserved for a writer that is not queued (one that a signal
  * took out and that never came back) keeps a blocking reader waiting up
  * to handoff_ns (1 s here) for it; a reader whose deadline comes first
@@ -1036,6 +1163,9 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_withdrawal_wakes_reader_waiting_for_reservation);
 	tcase_add_test(tc, test_rw_withdrawal_racing_top_writer_starve_time);
 	tcase_add_test(tc, test_rw_timed_out_writer_keeps_signalled_writers_reservation);
+	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
+	tcase_add_test(tc, test_rw_reader_signalled_out_of_orphan_wait_clears_it);
+	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
 
