@@ -28,7 +28,11 @@ static inline uint32_t tofutex_rw_readers(uint32_t w)
 
 /*
  * One read-lock attempt on the word last seen as *@w, as the ABI's user
- * space does it; @reserved_ok: RW_HANDOFF does not stop it; @waiters:
+ * space does it; @reserved_ok: RW_HANDOFF does not stop it from joining
+ * readers that hold the word (a free word that keeps RW_HANDOFF is the
+ * waiting writer's, whose wake-up is under way or who is in a signal
+ * handler: no reader takes it, as none takes glibc's lock once its
+ * release went to a writer); @waiters:
  * TOFUTEX_WAITERS to set with the lock (a reader that slept), or 0.
  * Returns 0 when taken, EAGAIN when the count is full, else EBUSY;
  * *@raced: EBUSY came from a failed compare-and-swap, *@w is the new
@@ -46,7 +50,7 @@ static inline int tofutex_rw_try_read(tofutex_rwlock_t *rw, uint32_t *w,
 		want = RW_SHARED | 1 | waiters;
 	} else {
 		if (tofutex_rw_writer(*w) ||
-		    ((*w & RW_HANDOFF) && !reserved_ok))
+		    ((*w & RW_HANDOFF) && (!reserved_ok || !n)))
 			return EBUSY;
 		if (n == RW_COUNT)
 			return EAGAIN;

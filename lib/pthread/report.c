@@ -38,6 +38,7 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 		    const char *value, bool err_too)
 {
 	char cwd[PATH_MAX];
+	struct stat st;
 	int n;
 
 	r->what = what;
@@ -46,6 +47,13 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all")))
 		return tfx_report_stderr(r);
 	r->err = false;
+	/* Where a message that the file is lost may go (tfx_report_lost()). */
+	r->dev = 0;
+	r->ino = 0;
+	if (!fstat(STDERR_FILENO, &st)) {
+		r->dev = st.st_dev;
+		r->ino = st.st_ino;
+	}
 	if (value[0] == '/') {
 		n = snprintf(r->path, sizeof(r->path), "%s", value);
 	} else {
@@ -95,7 +103,7 @@ static int tfx_report_file(const struct tfx_report *r)
 
 /*
  * The file could not be opened or written (@how, @err): say so on
- * standard error. The errno's name, a constant string: strerror() may
+ * standard error, if it is the one the process started with. The errno's name, a constant string: strerror() may
  * translate, and so allocate, which _exit() in a signal handler must not.
  */
 static void tfx_report_lost(const struct tfx_report *r, const char *how,
@@ -105,6 +113,9 @@ static void tfx_report_lost(const struct tfx_report *r, const char *how,
 	char line[PATH_MAX + 256];
 	int n;
 
+	/* Not into a file the program made descriptor 2 since. */
+	if (!r->ino || !tfx_report_same(r, STDERR_FILENO))
+		return;
 	n = snprintf(line, sizeof(line),
 		     "tofutex-run: %s[%d]: %s=%s: cannot %s it (%s); no report\n",
 		     program_invocation_short_name, (int)getpid(), r->what,

@@ -52,21 +52,43 @@ int tfx_glibc_all;
 /*
  * The libraries of valgrind's tools that wrap glibc's pthread functions
  * (vgpreload_<tool>-<arch>-linux.so), which valgrind adds to the client's
- * LD_PRELOAD. Decided by our constructor (tfx_start()), or by a lock
- * call before it (another library's constructor): getenv() only.
+ * LD_PRELOAD and loads first. Decided by our constructor (tfx_start()),
+ * or by a lock call before it (another library's constructor).
+ */
+static const char *const tfx_checker_libs[] = {
+	"vgpreload_helgrind-", "vgpreload_drd-",
+};
+
+/* Does @name name one of the checkers' libraries? */
+static bool tfx_checker_lib(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(tfx_checker_libs) /
+				 sizeof(tfx_checker_libs[0]); i++)
+		if (strstr(name, tfx_checker_libs[i]))
+			return true;
+	return false;
+}
+
+/* dl_iterate_phdr(): stop at a checker's library among those loaded. */
+static int tfx_checker_loaded(struct dl_phdr_info *info, size_t size,
+			      void *arg)
+{
+	(void)size;
+	(void)arg;
+	return tfx_checker_lib(info->dlpi_name);
+}
+
+/*
+ * From LD_PRELOAD, and from the objects loaded: a library whose
+ * constructor ran before ours may have cleared LD_PRELOAD.
  */
 int tfx_glibc_all_decide(void)
 {
-	static const char *const tools[] = {
-		"vgpreload_helgrind-", "vgpreload_drd-",
-	};
-	const char *p = getenv("LD_PRELOAD");
-	size_t i;
-	int v = -1;
+	int v = tfx_checker_lib(getenv("LD_PRELOAD")) ||
+		dl_iterate_phdr(tfx_checker_loaded, NULL) ? 1 : -1;
 
-	for (i = 0; p && v < 0 && i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (strstr(p, tools[i]))
-			v = 1;
 	__atomic_store_n(&tfx_glibc_all, v, __ATOMIC_RELAXED);
 	return v;
 }

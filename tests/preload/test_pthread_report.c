@@ -36,6 +36,7 @@
 #define WORK_ARG	"--work"
 #define WORK_DAEMON_ARG	"--work-daemon"
 #define WORK_LOCALE_ARG	"--work-locale"
+#define WORK_OWN_ERR_ARG	"--work-own-stderr"
 #define LOCALE_NAME	"tfx_comma"
 /* What the daemon writes to TOFUTEX_TEST_DATA once it has left: its pid. */
 #define DATA_ENV	"TOFUTEX_TEST_DATA"
@@ -109,8 +110,16 @@ static int work_then(const char *how)
 		if (strcmp(buf, "0,5"))
 			return 5;
 	}
+	/* Descriptor 2 made the program's own file, as a daemon does. */
+	if (!strcmp(how, WORK_OWN_ERR_ARG) &&
+	    (close(STDERR_FILENO) ||
+	     open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644) !=
+	     STDERR_FILENO))
+		return 3;
 	if (contend_once())
 		return 3;
+	if (!strcmp(how, WORK_OWN_ERR_ARG))
+		return write(STDERR_FILENO, "DATA\n", 5) == 5 ? 0 : 3;
 	if (!strcmp(how, WORK_DAEMON_ARG)) {
 		pid = fork();
 		if (pid == 0)
@@ -380,6 +389,21 @@ START_TEST(test_report_file_that_takes_nothing)
 	slurp(err, buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "TOFUTEX_RUN_STATS=/proc/version: cannot "),
 		      "no word of the lost statistics: %s", buf);
+	/* Not into a file the program has made its descriptor 2 since. */
+	fd = open(err, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	ck_assert(fd >= 0);
+	status = wait_work(start_work(WORK_OWN_ERR_ARG, dir, NULL,
+				      "/nonexistent/s.txt", fd, fd));
+	close(fd);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "work status %#x", status);
+	snprintf(fifo, sizeof(fifo), "%s/own.txt", dir);
+	slurp(fifo, buf, sizeof(buf));
+	ck_assert_msg(!strcmp(buf, "DATA\n"),
+		      "the program's own file got more than its data: %s", buf);
+	slurp(err, buf, sizeof(buf));
+	ck_assert_msg(!strstr(buf, "cannot open it"),
+		      "the start's standard error got the message anyway: %s", buf);
 	scratch_done(dir);
 }
 END_TEST

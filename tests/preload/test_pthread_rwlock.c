@@ -1099,6 +1099,38 @@ START_TEST(test_trywrlock_behind_waiting_writer)
 END_TEST
 
 /*
+ * A free lock whose word keeps RW_HANDOFF (with WAITERS) is reserved for
+ * the writer that waits for it: its wake-up is under way, or it runs a
+ * signal handler. No reader takes it, not even one of a kind whose
+ * readers join a read-held lock past a waiting writer: glibc's release
+ * has given such a lock to the writer. (Written into the word here: the
+ * moment a release leaves it so is too short to catch.)
+ */
+START_TEST(test_free_reserved_lock_refuses_readers)
+{
+	static const uint32_t reserved[] = {
+		TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS,
+		TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS,
+	};
+	pthread_rwlock_t rw;
+	unsigned int i;
+
+	rwlock_make(&rw, _i);
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		__atomic_store_n(&rw.__data.__readers, reserved[i],
+				 __ATOMIC_RELEASE);
+		ck_assert_msg(in_thread(tryrd_and_unlock, &rw) == EBUSY,
+			      "kind %d: a reader took the free word 0x%08x reserved for a writer",
+			      _i, reserved[i]);
+		ck_assert_int_eq(in_thread(trywr_and_unlock, &rw), EBUSY);
+		ck_assert_uint_eq(rw_word(&rw), reserved[i]);
+	}
+	__atomic_store_n(&rw.__data.__readers, 0, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/*
  * A write lock whose deadline has passed, then at once a read attempt:
  * EBUSY when the lock stays reserved for another writer.
  */
@@ -1437,6 +1469,8 @@ static Suite *pthread_rwlock_suite(void)
 			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_trywrlock_behind_waiting_writer, 0,
 			    N_WRITER_FIRST);
+	tcase_add_loop_test(tc, test_free_reserved_lock_refuses_readers, 0,
+			    K_COUNT);
 	tcase_add_loop_test(tc, test_write_release_to_writer_behind_readers, 0,
 			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
