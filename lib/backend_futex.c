@@ -455,17 +455,17 @@ static uint64_t tofutex_rw_now(void)
 }
 
 /*
- * On futex(2): a writer that set RW_HANDOFF gives up (its deadline
- * passed) and leaves the count; when no other such writer waits, clear
- * the bit, a free word entirely, and wake every sleeper (a writer that
- * counts itself meanwhile sets it again).
+ * On futex(2): no writer is counted in the reservation any more: clear
+ * RW_HANDOFF, a free word entirely, and wake every sleeper (a writer that
+ * counts itself meanwhile sets it again). The count and the word are
+ * read and written sequentially consistent, here and in the unlock, so
+ * that of a release that reserves the word for a writer on a stale count
+ * and the last writer leaving the count, one sees the other's doing.
  */
-static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
+static void tofutex_rw_futex_unreserve(tofutex_rwlock_t *rw)
 {
-	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED), want;
+	uint32_t w = __atomic_load_n(&rw->word, __ATOMIC_SEQ_CST), want;
 
-	if (__atomic_sub_fetch(&rw->reserved, 1, __ATOMIC_RELAXED))
-		return;
 	do {
 		if (!(w & RW_HANDOFF))
 			return;
@@ -473,10 +473,20 @@ static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
 		if (!(want & RW_COUNT))
 			want = 0;
 	} while (!__atomic_compare_exchange_n(&rw->word, &w, want, false,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
 	if (w & TOFUTEX_WAITERS)
 		tofutex__futex_wake(&rw->word, INT_MAX);
+}
+
+/*
+ * On futex(2): a writer that set RW_HANDOFF gives up (its deadline
+ * passed) and leaves the count; the last one clears the reservation.
+ */
+static void tofutex_rw_futex_withdraw(tofutex_rwlock_t *rw)
+{
+	if (!__atomic_sub_fetch(&rw->reserved, 1, __ATOMIC_SEQ_CST))
+		tofutex_rw_futex_unreserve(rw);
 }
 
 /*
@@ -526,7 +536,7 @@ int tofutex__futex_wrlock(tofutex_rwlock_t *rw, uint32_t tid,
 		 * for the writers.
 		 */
 		if ((extra || reserve) && !reserved) {
-			__atomic_add_fetch(&rw->reserved, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&rw->reserved, 1, __ATOMIC_SEQ_CST);
 			reserved = true;
 		}
 		err = tofutex_rw_futex_sleep(rw, w, extra, TOFUTEX_RW_BITS_WRITE,
@@ -555,14 +565,20 @@ int tofutex__futex_rwunlock(tofutex_rwlock_t *rw, uint32_t seen)
 		if (tofutex_rw_readers(w) > 1)
 			want = w - 1;
 		else if (tofutex_rw_readers(w) ? w & RW_HANDOFF :
-			 __atomic_load_n(&rw->reserved, __ATOMIC_RELAXED))
+			 __atomic_load_n(&rw->reserved, __ATOMIC_SEQ_CST))
 			want = RW_HANDOFF | TOFUTEX_WAITERS;
 		else
 			want = 0;
 		if (__atomic_compare_exchange_n(&rw->word, &w, want, false,
-						__ATOMIC_RELEASE,
+						__ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED))
 			break;
+	}
+	/* Reserved on a count that the last writer left meanwhile: undone. */
+	if (want == (RW_HANDOFF | TOFUTEX_WAITERS) &&
+	    !__atomic_load_n(&rw->reserved, __ATOMIC_SEQ_CST)) {
+		tofutex_rw_futex_unreserve(rw);
+		return 0;
 	}
 	/* Reserved for a writer: wake one, not the readers. */
 	if ((w & TOFUTEX_WAITERS) && tofutex_rw_readers(w) <= 1)

@@ -29,6 +29,7 @@
  * (the module's owner check, or backend_futex.c's); there is
  * no EOWNERDEAD, since no pthread rwlock function returns it.
  */
+#include <limits.h>
 #include <stdbool.h>
 
 #include "backend.h"
@@ -241,8 +242,16 @@ int tofutex_rwlock_unlock(tofutex_rwlock_t *rw)
 			if (!tid || !tofutex__is_self(owner, tid))
 				return EPERM;
 			if (owner != tid) {
-				/* Locked before fork() by our parent's TID. */
-				__atomic_store_n(&rw->word, 0, __ATOMIC_RELEASE);
+				/*
+				 * Locked before fork() by our parent's TID:
+				 * released here, and whoever of ours sleeps on
+				 * the word (on futex(2); a stalled waiter polls)
+				 * is woken, as a release that finds WAITERS does.
+				 */
+				w = __atomic_exchange_n(&rw->word, 0,
+							__ATOMIC_RELEASE);
+				if (w & TOFUTEX_WAITERS)
+					tofutex__futex_wake(&rw->word, INT_MAX);
 				return 0;
 			}
 			if (w != tid)

@@ -82,18 +82,19 @@
  * so that it can raise RW_HANDOFF while readers keep the word. The bit in
  * the word is the starving top writer's, whoever raised it. When that
  * writer leaves the queue without the lock (deadline, signal), it
- * withdraws RW_HANDOFF (unless the bit goes back to a writer in its
- * signal handler, see below; no other writer touches it), which would
- * else keep new readers (also tryrdlock in user space) out of a
- * word that only readers hold, unless the new top waiter is a starving
- * writer, whose it is then; WAITERS goes with it when nobody is queued
- * (tofutex_rw_withdraw()), and the top waiter left is woken, since it
- * may sleep relying on the bit. A withdrawal that readers or a page that
- * must be waited for kept from its cmpxchg for TOFUTEX_RW_RETRY_NS leaves
- * the bits to the slow path, where the queued readers wait for the writer
- * up to handoff_ns after it left, by a clock the state keeps, and then
- * clear RW_HANDOFF (tofutex_rw_grant_readers()); readers that time out
- * before that clear it as the last of them leaves a free word.
+ * withdraws RW_HANDOFF (unless it is a reserving writer in its signal
+ * handler, see below; no other writer touches it, but the last one out of
+ * a free word), which would else keep new readers (also tryrdlock in user
+ * space) out of a word that only readers hold, unless the first writer
+ * still queued starves, whose it is then; WAITERS goes with it when nobody
+ * is queued (tofutex_rw_withdraw()), and the top waiter left is woken,
+ * since it may sleep relying on the bit. A withdrawal that readers or a
+ * page that must be waited for kept from its cmpxchg for
+ * TOFUTEX_RW_RETRY_NS leaves the bits to the slow path, where the queued
+ * readers wait for the writer up to handoff_ns after it left, by a clock
+ * the state keeps, and then clear RW_HANDOFF (tofutex_rw_grant_readers());
+ * readers that leave before that clear it as the last of them leaves a
+ * free word.
  *
  * Every sleep has a timer or a waker
  * ----------------------------------

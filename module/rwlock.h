@@ -141,15 +141,19 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  *              by the first of them after a sleep; 0: not set
  * @was_top:    the caller was top waiter when it left the queue (set by
  *              its leave, under state->lock; read by its withdrawal)
+ * @owner:      the caller left as the starving top writer: the RW_HANDOFF
+ *              in the word is its own (set by its withdrawal)
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
 	u64 spin_end;
 	bool was_top;
+	bool owner;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
+struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state);
 int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 			     u32 word, u32 held, struct task_struct **top,
 			     u64 *until);

@@ -70,8 +70,7 @@ struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state)
 }
 
 /* The first writer not yet given the lock, or NULL. */
-static struct tofutex_rw_waiter *
-tofutex_rw_first_writer(struct tofutex_state *state)
+struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
 {
 	struct tofutex_rw_waiter *w;
 
@@ -358,12 +357,13 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 		return -EFAULT;
 	if (cur != word)
 		return -EAGAIN;
+	/* No reservation left in the word: none to wait for either. */
+	if (!(newval & TOFUTEX_RW_HANDOFF))
+		state->orphan_since = 0;
 	if (!top)
 		return 0;
 	u->wake = get_task_struct(top->task);
 	if (handoff) {
-		/* Its reservation, if any, ends here; no orphan is left. */
-		state->orphan_since = 0;
 		/* After the cmpxchg, as tofutex_rw_grant_readers(). */
 		smp_store_release(&top->granted, true);
 		trace_tofutex_rw_grant(u->uaddr, 0, 0, top->task);

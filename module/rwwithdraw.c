@@ -29,21 +29,18 @@
  * @arg:   the call, a struct tofutex_rw_call, no longer queued
  * @woken: unused (a release pass's signature, queue.h)
  *
- * Under state->lock, so the queue looked at is the one the word goes with:
+ * Under state->lock, so the queue looked at is the one the word goes with.
  * RW_HANDOFF stays on a word that a writer holds (it is the writer's
- * business) or when the top waiter is a starving writer, whose it is now
- * (it would raise it again). The caller is a writer whose bit it was
- * (tofutex_rw_withdraw()), but one it adopted may be another's: a
- * reserving writer that a signal took out to run its handler and that will
- * be back (state->orphan_since set); then the bit stays, and is the
- * readers' orphan wait's to clear (rwunlock.c). WAITERS goes only with an
- * empty queue, since every queued waiter may sleep relying on it. For a
- * reader that left a wait for a reservation with no writer queued (the
- * orphan wait), the bits go only from a free word it leaves with nobody
- * queued: the readers that waited for the writer are gone, and nobody else
- * in the kernel would clear them. The top waiter left is woken: it may
- * sleep on the reservation withdrawn (a reader waiting for it,
- * rwunlock.c), and the caller's leave woke it before this ran (queue.c).
+ * business), and whenever the first writer still queued starves: it is
+ * that writer's now, as a grant would keep it (rwunlock.c). Else it goes
+ * if the caller owned it (it left as the starving top writer, @owner,
+ * whoever raised the bit), or if the caller is the last one out of a free
+ * word: nobody left in the kernel would clear it, and a writer in its
+ * signal handler reserves the word again when it comes back. WAITERS goes
+ * only with an empty queue, since every queued waiter may sleep relying on
+ * it. The top waiter left is woken: it may sleep on the reservation
+ * withdrawn (a reader waiting for it, rwunlock.c), and the caller's leave
+ * woke it before this ran (queue.c).
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
  * under the cmpxchg, -EFAULT when its page must be faulted in.
@@ -52,21 +49,24 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 {
 	struct tofutex_rw_call *c = arg;
 	struct tofutex_state *state = c->q.state;
+	struct tofutex_rw_waiter *top, *writer;
 	struct task_struct *wake = NULL;
-	struct tofutex_rw_waiter *top;
 	u32 word, newval, cur;
+	bool last;
 	int ret;
 
 	spin_lock(&state->lock);
 	ret = tofutex_word_read_inatomic(c->q.uaddr, &word);
 	if (ret || tofutex_rw_tid(word) || !(word & TOFUTEX_RW_HANDOFF))
 		goto out;
-	if (c->waiter.write ? state->orphan_since != 0 :
-	    !tofutex_rw_free(word) || !list_empty(&state->waiters))
+	/* The last one out of a free word: nobody else would clear it. */
+	last = tofutex_rw_free(word) && list_empty(&state->waiters);
+	if (!last && !c->owner)
+		goto out;
+	writer = tofutex_rw_first_writer(state);
+	if (writer && tofutex_rw_waited(writer, ktime_get_ns()))
 		goto out;
 	top = tofutex_rw_first(state);
-	if (top && top->write && tofutex_rw_waited(top, ktime_get_ns()))
-		goto out;
 	tofutex_debug_window(TOFUTEX_WINDOW_RW_WITHDRAW, c->q.uaddr, word);
 	newval = word & ~TOFUTEX_RW_HANDOFF;
 	if (list_empty(&state->waiters))
@@ -95,48 +95,47 @@ out:
  * @err: why it left
  *
  * Only the starving top writer's RW_HANDOFF is its own, whoever raised it
- * (rwlock.c, "Writers do not starve"); another writer leaving touches
- * nothing. Readers move the count under every cmpxchg, so a pass that
- * found the word changed is done again, as a release's is
- * (tofutex_release_run(): a fault-in between passes, a scheduling point on
- * each), for at most TOFUTEX_RW_RETRY_NS, a fault-in that must wait for
- * its page included: the caller is leaving, its deadline may have passed
- * already, and the signal it may be leaving for must not end the
- * withdrawal at its first retry (a fault-in that must wait for its page
- * ends on it all the same, as every fault-in does). One given up leaves
- * the bits to the slow path. A reserving writer that a signal took out
- * keeps its bits: the call is restarted, or retried by the library, after
- * the handler, and readers must not slip in meanwhile, as they do not past
- * glibc's writer in its handler; if it never comes back, the readers
- * queued clear RW_HANDOFF handoff_ns after it left (state->orphan_since,
+ * (rwlock.c, "Writers do not starve"); a waiter that leaves otherwise
+ * takes back only a reservation on a free word it leaves with nobody
+ * queued (tofutex_rw_withdraw_pass()). Readers move the count under every
+ * cmpxchg, so a pass that found the word changed is done again, as a
+ * release's is (tofutex_release_run(): a fault-in between passes, a
+ * scheduling point on each), for at most TOFUTEX_RW_RETRY_NS, a fault-in
+ * that must wait for its page included: the caller is leaving, its
+ * deadline may have passed already, and the signal it may be leaving for
+ * must not end the withdrawal at its first retry (a fault-in that must
+ * wait for its page ends on it all the same, as every fault-in does). One
+ * given up leaves the bits to the slow path. A reserving writer that a
+ * signal took out keeps its bits: the call is restarted, or retried by the
+ * library, after the handler, and readers must not slip in meanwhile, as
+ * they do not past glibc's writer in its handler; if it never comes back,
+ * the readers queued clear RW_HANDOFF handoff_ns after it left
+ * (state->orphan_since, set here only while the bit is in the word;
  * tofutex_rw_grant_readers()). A writer whose process is being killed
  * (fatal_signal_pending()) withdraws: it will not be back, and a reader
  * that only tries (user space's tryrdlock never enters the kernel) would
  * be kept out until some reader blocks. One killed by a signal that dumps
  * core is not dying yet by the kernel's account while it is here; on a
  * process-private word, the ABI's, nobody outlives it to see its bits, and
- * on a word other processes share, the orphan wait clears them. A reader
- * that leaves, for whatever reason, withdraws a reservation on a free word
- * it leaves with nobody queued: a restarted call would find it so and wait
- * from the beginning again, or, past its deadline, touch nothing, and
- * nobody would be left to clear it.
+ * on a word other processes share, the orphan wait clears them.
  */
 void tofutex_rw_withdraw(void *arg, int err)
 {
 	struct tofutex_rw_call *c = arg;
+	struct tofutex_state *state = c->q.state;
 	struct tofutex_deadline budget;
-	u32 woken;
+	u32 woken, word;
 
-	/* Only the starving top writer's bits are its own. */
-	if (c->waiter.write &&
-	    (!c->was_top || !tofutex_rw_waited(&c->waiter, ktime_get_ns())))
-		return;
-	if (c->waiter.reserve && err == -ERESTARTSYS &&
+	c->owner = c->waiter.write && c->was_top &&
+		   tofutex_rw_waited(&c->waiter, ktime_get_ns());
+	if (c->owner && c->waiter.reserve && err == -ERESTARTSYS &&
 	    !fatal_signal_pending(current)) {
-		/* The readers' wait for it starts now (rwunlock.c). */
-		spin_lock(&c->q.state->lock);
-		c->q.state->orphan_since = ktime_get_ns();
-		spin_unlock(&c->q.state->lock);
+		/* Its bit, if still there: the readers' wait starts now. */
+		spin_lock(&state->lock);
+		if (!tofutex_word_read_inatomic(c->q.uaddr, &word) &&
+		    (word & TOFUTEX_RW_HANDOFF) && !tofutex_rw_tid(word))
+			state->orphan_since = ktime_get_ns();
+		spin_unlock(&state->lock);
 		return;
 	}
 	budget.clock = CLOCK_MONOTONIC;

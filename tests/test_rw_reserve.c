@@ -747,6 +747,39 @@ START_TEST(test_rw_inherited_reservation_withdrawn)
 }
 END_TEST
 
+/*
+ * A reserving writer WR raises RW_HANDOFF and a signal takes it out (its
+ * call is not retried); the plain writer W behind it becomes top, starves
+ * (handoff_ns, 300 ms here) and finds the bit there: it is W's now. When
+ * W gives up (its deadline), it takes the bit back, though WR raised it:
+ * no reservation is left with nobody to own it.
+ */
+START_TEST(test_rw_starving_writer_withdraws_bit_it_found)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker wr, w;
+
+	param_set("handoff_ns", 300 * NSEC_PER_MSEC);
+	install_sigusr1(false);
+	locker_start_flags(&wr, fd, &word, true, false,
+			   TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	locker_start_until(&w, fd, &word, true, false, 0,
+			   now_ns() + 1500 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_kill(wr.thread, SIGUSR1), 0);
+	locker_join(&wr);
+	ck_assert_int_eq(wr.ret, EINTR);
+	locker_join(&w);
+	ck_assert_int_eq(w.ret, ETIMEDOUT);
+	ck_assert_msg(!(word_load(&word) & HANDOFF),
+		      "word 0x%08x: the writer that owned the bit left it behind",
+		      word_load(&word));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
+}
+END_TEST
+
 /* A SIGUSR2 handler that runs until slow_until (ns, monotonic). */
 static _Atomic uint64_t slow_until;
 
@@ -1164,6 +1197,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_withdrawal_racing_top_writer_starve_time);
 	tcase_add_test(tc, test_rw_timed_out_writer_keeps_signalled_writers_reservation);
 	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
+	tcase_add_test(tc, test_rw_starving_writer_withdraws_bit_it_found);
 	tcase_add_test(tc, test_rw_reader_signalled_out_of_orphan_wait_clears_it);
 	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);

@@ -11,6 +11,8 @@
  * on glibc's own rwlocks.
  */
 #include <dlfcn.h>
+#include <semaphore.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "sleeping.h"
@@ -1131,6 +1133,76 @@ START_TEST(test_free_reserved_lock_refuses_readers)
 END_TEST
 
 /*
+ * A write unlock that races the timed wait of a reserving writer (the
+ * writer-preferring kinds) reaching its deadline: swept across the
+ * deadline, round after round for 3 s. After each round nobody holds or
+ * waits for the lock, and a reader gets it: the release must not reserve
+ * the word for a writer that has just left the count.
+ */
+struct race_writer {
+	pthread_rwlock_t *rw;
+	sem_t go, done;
+	_Atomic uint64_t deadline;
+	atomic_bool stop;
+};
+
+static void *race_writer_main(void *arg)
+{
+	struct race_writer *r = arg;
+	struct timespec ts;
+
+	/* Its deadline on time, not up to 50 us late: the sweep's width. */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	for (;;) {
+		sem_wait(&r->go);
+		if (atomic_load(&r->stop))
+			return NULL;
+		ts = ts_from_ns(atomic_load(&r->deadline));
+		if (!pthread_rwlock_clockwrlock(r->rw, CLOCK_MONOTONIC, &ts))
+			pthread_rwlock_unlock(r->rw);
+		sem_post(&r->done);
+	}
+}
+
+START_TEST(test_release_racing_timed_writer_leaves_no_reservation)
+{
+	static const int kinds[] = { K_WRITER, K_NONRECURSIVE };
+	struct race_writer r = { 0 };
+	pthread_rwlock_t rw;
+	uint64_t end, d;
+	unsigned long n;
+	pthread_t t;
+	int64_t off;
+
+	rwlock_make(&rw, kinds[_i]);
+	r.rw = &rw;
+	ck_assert_int_eq(sem_init(&r.go, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&r.done, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, race_writer_main, &r), 0);
+	end = now_ns() + 3 * NSEC_PER_SEC;
+	for (n = 0; now_ns() < end; n++) {
+		ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+		d = now_ns() + 300 * NSEC_PER_USEC;
+		atomic_store(&r.deadline, d);
+		sem_post(&r.go);
+		/* From 10 us before the deadline to 60 us after it. */
+		off = ((int64_t)(n * 37 % 700) - 100) * 100;
+		while ((int64_t)(now_ns() - d) < off)
+			;
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		sem_wait(&r.done);
+		ck_assert_msg(in_thread(tryrd_and_unlock, &rw) == 0,
+			      "round %lu: an idle lock refuses readers (word 0x%08x)",
+			      n, rw_word(&rw));
+	}
+	atomic_store(&r.stop, true);
+	sem_post(&r.go);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
+/*
  * A write lock whose deadline has passed, then at once a read attempt:
  * EBUSY when the lock stays reserved for another writer.
  */
@@ -1278,6 +1350,38 @@ START_TEST(test_fork_child_of_writer)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "child: status %#x (exit bits: 1 tryrd, 2 trywr, 4 timedrd, 8 timedwr, 16 clockrd, 32 clockwr, 64 rdlock, 128 wrlock did not wait)",
 		      status);
+}
+END_TEST
+
+/*
+ * The thread that forks holds a write lock; in the child, which holds it
+ * in that thread's place, another thread waits for it (_i: as a reader,
+ * as a writer), and the child's unlock wakes it.
+ */
+START_TEST(test_fork_child_unlock_wakes_its_waiter)
+{
+	int status, next = 0;
+	pthread_rwlock_t rw;
+	pid_t pid;
+
+	rwlock_make(&rw, K_READER);
+	ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		struct order o = { .rw = &rw, .write = _i, .next = &next };
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, order_main, &o) ||
+		    !thread_asleep_within(&o.tid) ||
+		    pthread_rwlock_unlock(&rw))
+			_exit(2);
+		_exit(join_within(t, NULL, TEST_WAIT_NS) && o.got == 1 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (1: its waiter was not woken)", status);
 }
 END_TEST
 
@@ -1471,12 +1575,16 @@ static Suite *pthread_rwlock_suite(void)
 			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_free_reserved_lock_refuses_readers, 0,
 			    K_COUNT);
+	tcase_add_loop_test(tc,
+			    test_release_racing_timed_writer_leaves_no_reservation,
+			    0, 2);
 	tcase_add_loop_test(tc, test_write_release_to_writer_behind_readers, 0,
 			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
 			    0, 2);
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
+	tcase_add_loop_test(tc, test_fork_child_unlock_wakes_its_waiter, 0, 2);
 	tcase_add_loop_test(tc, test_misaligned_is_glibc, 0, K_COUNT);
 	suite_add_tcase(s, tc);
 
