@@ -43,7 +43,9 @@
  *     leaves the queue (on the word, read on entry);
  *  10 TOFUTEX_WINDOW_RW_WITHDRAW - rwlock.c, a writer or reader that left
  *     without the word withdrawing RW_HANDOFF: after it judged the top
- *     waiter, before its cmpxchg, under state->lock.
+ *     waiter, before its cmpxchg, under state->lock;
+ *  11 TOFUTEX_WINDOW_OWNER_DEAD - rwlock.c, a top waiter that judged the
+ *     word's writer dead, before it takes the word over.
  */
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
@@ -59,7 +61,7 @@ MODULE_PARM_DESC(debug_window_tgid, "Process whose race window is widened, 0 for
 
 static unsigned int debug_window_id;
 module_param(debug_window_id, uint, 0600);
-MODULE_PARM_DESC(debug_window_id, "Which race window is widened, 0 for none: 1 to 10, listed in debug.c (test builds only)");
+MODULE_PARM_DESC(debug_window_id, "Which race window is widened, 0 for none: 1 to 11, listed in debug.c (test builds only)");
 
 /* A second is enough for any test thread to act, even under emulation. */
 static struct tofutex_ns_param debug_window_ns = {

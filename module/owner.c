@@ -207,6 +207,32 @@ bool tofutex_owner_reused(struct tofutex_state *state, u32 word)
  * One try of tofutex_owner_take(), under state->lock: @reused only from
  * a dead owner whose TID the caller was given.
  */
+/*
+ * Under state->lock, before a take from an owner judged dead: does the
+ * judgement still hold? One made on the remembered pid does while the
+ * record stands (a dead pid stays dead). Without the record the TID is
+ * looked up again: the thread given a dead owner's TID may have taken the
+ * word over meanwhile (tofutex_owner_take_reused()), writing back the very
+ * value judged and forgetting the record, and a cmpxchg from that value
+ * would then take a word a live thread holds.
+ */
+static bool tofutex_owner_still_dead(struct tofutex_state *state, u32 word)
+{
+	u32 tid = tofutex_tid(word);
+	struct task_struct *p;
+	bool dead;
+
+	lockdep_assert_held(&state->lock);
+	if (state->owner && state->owner_tid == tid)
+		return true;
+	rcu_read_lock();
+	p = pid_task(find_vpid(tid), PIDTYPE_PID);
+	dead = !p || (same_thread_group(p, current) &&
+		      (READ_ONCE(p->flags) & PF_EXITING));
+	rcu_read_unlock();
+	return dead;
+}
+
 static int tofutex_owner_take_once(struct tofutex_state *state, u32 *word,
 				   u32 newval, bool reused, struct pid **old)
 {
@@ -217,6 +243,10 @@ static int tofutex_owner_take_once(struct tofutex_state *state, u32 *word,
 	if (reused && !tofutex_owner_reused(state, *word)) {
 		spin_unlock(&state->lock);
 		return -EDEADLK;
+	}
+	if (!reused && !tofutex_owner_still_dead(state, *word)) {
+		spin_unlock(&state->lock);
+		return -EAGAIN;
 	}
 	ret = tofutex_word_cmpxchg_inatomic(state->uaddr, &cur, *word, newval);
 	if (!ret && cur == *word) {

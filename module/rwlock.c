@@ -404,6 +404,8 @@ static int tofutex_rw_on_writer(struct tofutex_rw_call *c, u32 word,
 		 * word: a word freed first could be taken by anyone, who
 		 * would not be told of the death.
 		 */
+		tofutex_debug_window(TOFUTEX_WINDOW_OWNER_DEAD, c->q.uaddr,
+				     word);
 		ret = tofutex_owner_take(c->q.state, &word,
 					 c->waiter.write ? c->waiter.vpid :
 					 TOFUTEX_RW_SHARED | 1, false,

@@ -28,6 +28,7 @@
 #define WINDOW_SWAP_QUEUED	8
 #define WINDOW_GIVEN	9
 #define WINDOW_RW_WITHDRAW	10
+#define WINDOW_OWNER_DEAD	11
 
 /* Write a parameter: 0 or the errno value of the write. */
 static inline int param_write(const char *name, unsigned long v)

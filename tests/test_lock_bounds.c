@@ -902,7 +902,9 @@ END_TEST
 /* The threads of test_writer_tid_reused. */
 struct wreuse {
 	int fd;
-	int mode;			/* 0: the heir unlocks, 1: it locks */
+	int mode;			/* 0: the heir unlocks, 1: it locks,
+					 * 2: it locks and holds the lock
+					 * past the waiter's window */
 	uint32_t word;
 	struct holder writer;
 	char waiter_proc[64];		/* "<pid>/task/<tid>", host PIDs */
@@ -934,10 +936,12 @@ static void *wreuse_heir_main(void *p)
 	int r = 0;
 
 	atomic_store(&s->heir_tid, test_gettid());
-	if (s->mode == 1) {
+	if (s->mode >= 1) {
 		r = raw_lock_cmd(s->fd, TOFUTEX_IOC_WRLOCK, &s->word,
 				 now_ns() + TEST_WAIT_NS, &s->heir_status);
 		atomic_store(&s->heir_lock, r);
+		if (!r && s->mode == 2)
+			sleep_ns(1500 * NSEC_PER_MSEC);
 	}
 	if (!r)
 		atomic_store(&s->heir_unlock,
@@ -952,6 +956,9 @@ static int wreuse_tid(struct wreuse *s, uint32_t tid)
 	int r;
 
 	holder_stop(&s->writer);
+	/* Mode 2: the waiter's next owner check finds it dead, and holds. */
+	if (s->mode == 2)
+		sleep_ns(200 * NSEC_PER_MSEC);
 	r = tid_hand_on(tid, &s->heir, wreuse_heir_main, s, &s->heir_tid, 30);
 	if (r)
 		return r;
@@ -985,7 +992,8 @@ static int wreuse_child(void *arg)
 		      proc_asleep(s.waiter_proc)))
 		return child_fail(14, "the waiter never slept on the writer", 0);
 	r = param_write("debug_window_ns", NSEC_PER_SEC) ?:
-	    param_write("debug_window_id", WINDOW_COMPETE) ?:
+	    param_write("debug_window_id", s.mode == 2 ? WINDOW_OWNER_DEAD :
+					   WINDOW_COMPETE) ?:
 	    param_write("debug_window_tgid", (unsigned long)host_pid());
 	if (r)
 		return child_fail(15, "opening the debug window", r);
@@ -1002,14 +1010,14 @@ static int wreuse_child(void *arg)
 	if (s.mode == 0 && atomic_load(&s.heir_unlock) != EPERM)
 		return child_fail(41, "RWUNLOCK by the thread given the dead writer's TID, want EPERM",
 				  atomic_load(&s.heir_unlock));
-	if (s.mode == 1 && (atomic_load(&s.heir_lock) ||
+	if (s.mode >= 1 && (atomic_load(&s.heir_lock) ||
 			    (s.heir_status & TOFUTEX_STATUS_HOW_MASK) !=
 			    TOFUTEX_STATUS_OWNER_DIED))
 		return child_fail(42, "WRLOCK by the thread given the dead writer's TID (result; status in the message above)",
 				  atomic_load(&s.heir_lock) ?:
 				  (int)s.heir_status);
-	if (s.mode == 1 && atomic_load(&s.heir_unlock))
-		return child_fail(43, "the heir's RWUNLOCK",
+	if (s.mode >= 1 && atomic_load(&s.heir_unlock))
+		return child_fail(43, "the heir's RWUNLOCK (EPERM: the waiter took the word it held)",
 				  atomic_load(&s.heir_unlock));
 	if (atomic_load(&s.waiter_result))
 		return child_fail(44, "the waiter's WRLOCK",
@@ -1028,7 +1036,12 @@ static int wreuse_child(void *arg)
  * loop's debug window meanwhile. The new thread does not hold the dead
  * writer's lock: _i = 0, its RWUNLOCK fails with EPERM and the waiter
  * takes the lock over (OWNER_DIED); 1, its WRLOCK takes the lock over
- * (OWNER_DIED) rather than failing with EDEADLK.
+ * (OWNER_DIED) rather than failing with EDEADLK; 2, it does so while the
+ * waiter, which judged the writer dead already, is held before its own
+ * take-over (the window after the judgement), and holds the lock past
+ * it: the waiter must not take the word too (the new thread's word reads
+ * the value the waiter judged), and gets it after the new thread's
+ * unlock.
  */
 START_TEST(test_writer_tid_reused)
 {
@@ -1046,7 +1059,8 @@ START_TEST(test_writer_tid_reused)
 	window_close();
 	ck_assert_msg(r == 0,
 		      "dead writer's TID reused by a thread that %s: child %d (-1: hung; see its output)",
-		      mode ? "locks" : "unlocks", r);
+		      mode == 2 ? "locks and holds" : mode ? "locks" : "unlocks",
+		      r);
 }
 END_TEST
 
@@ -1559,7 +1573,7 @@ static Suite *lock_bounds_suite(void)
 	tcase_add_loop_test(tc, test_owner_death_tid_reused, 0, 3);
 	tcase_add_unchecked_fixture(tc, params_save, params_restore);
 	tcase_add_test(tc, test_owner_record_after_release);
-	tcase_add_loop_test(tc, test_writer_tid_reused, 0, 2);
+	tcase_add_loop_test(tc, test_writer_tid_reused, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("abi");
