@@ -1075,6 +1075,7 @@ START_TEST(test_trywrlock_behind_waiting_writer)
 {
 	int k = writer_first[_i], next, round, taken = 0;
 	struct order w;
+	bool ok;
 	pthread_rwlock_t rw;
 	pthread_t tw;
 
@@ -1085,6 +1086,11 @@ START_TEST(test_trywrlock_behind_waiting_writer)
 		ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
 		ck_assert_int_eq(pthread_create(&tw, NULL, order_main, &w), 0);
 		ck_assert(thread_asleep_within(&w.tid));
+		/* Asleep in its wait, not on the way to it: reserved. */
+		WAIT_UNTIL(ok, rw_word(&rw) & TOFUTEX_RW_HANDOFF,
+			   TEST_WAIT_NS);
+		ck_assert_msg(ok, "round %d: the writer never reserved the lock (word 0x%08x)",
+			      round, rw_word(&rw));
 		ck_assert_int_eq(in_thread(trywr_busy, &rw), EBUSY);
 		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 		if (in_thread(trywr_busy, &rw) == 0 &&
