@@ -24,7 +24,10 @@
  * longer holds the word, and a later thread given its TID would look
  * dead. So a remembered pid is the word's owner still, or the owner that
  * died holding it. A word without WAITERS may have changed hands unseen;
- * its TID is looked up afresh and nothing is remembered.
+ * its TID is looked up afresh and nothing is remembered. A take from an
+ * owner judged dead looks again under state->lock when the record is gone
+ * by then (tofutex_owner_still_dead()): the thread given the dead owner's
+ * TID may have taken the word over, writing back the value judged.
  *
  * The same record serves TO lock words (LOCK, UNLOCK) and the writer of
  * reader/writer lock words (RDLOCK, WRLOCK, RWUNLOCK): a writer-owned
