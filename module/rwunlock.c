@@ -110,10 +110,11 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
  * handler (rwlock.c, tofutex_rw_withdraw()): it will be back, and as
  * glibc's writer in its handler, it still goes first. So the readers
  * wait for it until handoff_ns after it left (state->orphan_since, kept
- * while any task is inside a call on the word, so that readers that come
- * and go, time out or restart do not start the wait again; a reservation
- * found with no such record, one whose state was freed meanwhile or one
- * that user space wrote, is timed from the first reader that finds it),
+ * while any task is inside a call on the word and, between such times, by
+ * the table (table.c, "The orphan record"), so that readers that come and
+ * go, time out or restart do not start the wait again; a reservation
+ * found with no such record, one that user space wrote or whose record
+ * another word's replaced, is timed from the first reader that finds it),
  * and are given the word only then, should it not come back
  * (TOFUTEX_RW_ORPHAN).
  *

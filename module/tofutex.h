@@ -87,7 +87,9 @@ enum tofutex_state_kind {
  *           it with no writer to own it; 0 after a grant, a withdrawal, or
  *           an RWUNLOCK that leaves no RW_HANDOFF (other takes of the word
  *           may leave it stale, which only shortens the readers' wait);
- *           times the readers' wait only (rwunlock.c); under @lock
+ *           times the readers' wait only (rwunlock.c); under @lock; kept
+ *           by the bucket when the state retires, for the word's next
+ *           state (table.c, "The orphan record")
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.

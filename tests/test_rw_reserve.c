@@ -979,6 +979,43 @@ START_TEST(test_rw_orphan_wait_one_clock_for_overlapping_readers)
 END_TEST
 
 /*
+ * A reserving writer that a signal took out of WRLOCK, alone in the
+ * kernel, and never came back; a reader keeps the word held. Readers
+ * then block one at a time, each 100 ms, each alone in the kernel: the
+ * wait for the lost writer still runs by the one clock it started, kept
+ * for the word while nobody is in a call on it, so a reader gets in
+ * handoff_ns (1 s here) after the writer left, well within the 5 s they
+ * try. Timed from each reader's own call, none ever would.
+ */
+START_TEST(test_rw_orphan_wait_one_clock_for_readers_one_at_a_time)
+{
+	uint32_t word = SHARED | 1;
+	_Atomic bool got = false;
+	struct orphan_reader r = {
+		.word = &word, .got = &got,
+	};
+	int fd = dev_open();
+	pthread_t t;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_signalled_out(fd, &word);
+	assert_no_live_states(fd);
+	r.fd = fd;
+	r.end = now_ns() + 5 * NSEC_PER_SEC;
+	ck_assert_int_eq(pthread_create(&t, NULL, orphan_reader_main, &r), 0);
+	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
+		      "the orphan reader did not stop");
+	ck_assert_msg(r.bad == 0, "reader: %s", strerror(r.bad));
+	ck_assert_msg(atomic_load(&got),
+		      "no reader got in in 5 s (word 0x%08x)",
+		      word_load(&word));
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
  * A reserving writer killed while it waits (in another process on a
  * shared word) withdraws its reservation: it will not be back, and
  * readers that only try would be kept out. The signals: SIGKILL, and one
@@ -1199,6 +1236,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
 	tcase_add_test(tc, test_rw_starving_writer_withdraws_bit_it_found);
 	tcase_add_test(tc, test_rw_reader_signalled_out_of_orphan_wait_clears_it);
+	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_readers_one_at_a_time);
 	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
