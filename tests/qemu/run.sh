@@ -640,7 +640,7 @@ native() {
 		# The locks' semantics with the contention report on.
 		for bin in $(preload_test_bins); do
 			case ${bin##*/} in
-			test_pthread_mutex | test_pthread_cond | test_pthread_rwlock) ;;
+			test_pthread_mutex | test_pthread_cond | test_pthread_rwlock*) ;;
 			*) continue ;;
 			esac
 			native_one "${bin##*/}@profile" env \
