@@ -5,8 +5,10 @@
  * kinds' waiting writer, as glibc's: it goes before readers that come
  * after it or blocked before it, and the lock it reserved is no free one
  * to another thread's trywrlock or tryrdlock, nor stays reserved once it
- * timed out. Runs under tofutex-run (LD_PRELOAD); the first test fails
- * when the preload is not in effect.
+ * timed out. Unlike glibc's, a reader-preferring lock's release may go to
+ * a thread that tries first (tofutex-run(1), BUGS), and every waiter
+ * still gets the lock. Runs under tofutex-run (LD_PRELOAD); the first
+ * test fails when the preload is not in effect.
  */
 #include <semaphore.h>
 #include <sys/prctl.h>
@@ -321,6 +323,69 @@ START_TEST(test_timed_out_writer_keeps_others_reservation)
 }
 END_TEST
 
+/*
+ * A reader-preferring lock (the default kind) released while threads wait
+ * for it is not always handed over as glibc's is (tofutex-run(1), BUGS):
+ * glibc's release gives it to the waiters it chose before it returns, so
+ * that a trywrlock right after it fails with EBUSY; ours may free it and
+ * wake the waiters, and a thread that tries first takes it (lock
+ * stealing). The test thread write-holds the lock while a writer (_i 0),
+ * or readers and a writer (_i 1), sleep in their locks; it releases it
+ * and at once tries to write-lock it again: EBUSY, or 0 with the word
+ * its write lock, and then it releases it again. Either way every waiter
+ * gets the lock, each round of 20.
+ */
+#define STEAL_READERS	3
+
+START_TEST(test_release_to_waiters_may_be_stolen)
+{
+	int nw = _i ? STEAL_READERS + 1 : 1, next, round, r, i;
+	struct order w[STEAL_READERS + 1];
+	pthread_t t[STEAL_READERS + 1];
+	pthread_rwlock_t rw;
+	uint32_t word;
+
+	rwlock_make(&rw, K_STATIC);
+	for (round = 0; round < 20; round++) {
+		next = 0;
+		ck_assert_int_eq(pthread_rwlock_wrlock(&rw), 0);
+		for (i = 0; i < nw; i++) {
+			/* The last one the writer, after the readers. */
+			w[i] = (struct order){ .rw = &rw, .next = &next,
+					       .write = i == nw - 1 };
+			ck_assert_int_eq(pthread_create(&t[i], NULL, order_main,
+							&w[i]), 0);
+			ck_assert(thread_asleep_within(&w[i].tid));
+		}
+		ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		r = pthread_rwlock_trywrlock(&rw);
+		ck_assert_msg(r == 0 || r == EBUSY,
+			      "round %d: trywrlock after the release: %d",
+			      round, r);
+		/* Stolen: the test thread's write lock, none of theirs. */
+		word = rw_word(&rw);
+		ck_assert_msg(r || (!(word & TOFUTEX_RW_SHARED) &&
+				    (word & TOFUTEX_RW_COUNT_MASK) ==
+				    test_gettid()),
+			      "round %d: trywrlock said 0, word 0x%08x",
+			      round, word);
+		if (!r)
+			ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+		for (i = 0; i < nw; i++) {
+			ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS),
+				      "round %d: %s %d never got the lock%s",
+				      round, w[i].write ? "the writer" : "reader",
+				      i, r ? "" : " the test thread stole");
+			ck_assert_msg(w[i].got >= 1 && w[i].got <= nw,
+				      "round %d: waiter %d: %d", round, i,
+				      w[i].got);
+		}
+	}
+	ck_assert_uint_eq(rw_word(&rw), 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+}
+END_TEST
+
 static Suite *pthread_rwlock_handover_suite(void)
 {
 	Suite *s = suite_create("pthread_rwlock hand-over under libtofutex-pthread");
@@ -346,6 +411,7 @@ static Suite *pthread_rwlock_handover_suite(void)
 			    N_WRITER_FIRST);
 	tcase_add_loop_test(tc, test_timed_out_writer_keeps_others_reservation,
 			    0, 2);
+	tcase_add_loop_test(tc, test_release_to_waiters_may_be_stolen, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
