@@ -5,7 +5,9 @@
  * writer, as glibc's (lock blocks, timed lock ETIMEDOUT, try lock EBUSY,
  * and a thread that waits there is not cancelled inside the lock); a
  * lock the forking thread held is the child's to release, which wakes
- * the child's waiters. Runs under tofutex-run (LD_PRELOAD); the first
+ * the child's waiters; a lock a writer of the parent reserved stays
+ * reserved for it, but the child's timed write lock takes it, unlike
+ * glibc's (tofutex-run(1), BUGS). Runs under tofutex-run (LD_PRELOAD); the first
  * test fails when the preload is not in effect.
  */
 #include <sys/wait.h>
@@ -213,6 +215,70 @@ START_TEST(test_fork_child_stall_not_cancelled)
 }
 END_TEST
 
+/*
+ * A writer-preferring nonrecursive lock (_i: made static, made with an
+ * attribute) read-held by the thread that forks while a writer of the
+ * parent waits for it, having reserved it. In the child that writer does
+ * not exist, and the lock stays reserved for it (tofutex-run(1), BUGS):
+ * the child's tryrdlock and trywrlock fail with EBUSY, as glibc's lock,
+ * handed to that writer, refuses them; but once the child has released
+ * its read lock, its timed write lock takes the lock, where glibc's would
+ * wait until the deadline (2 s, an upper bound here). The child's exit
+ * status has a bit for each that went otherwise.
+ */
+static int child_of_reserved(pthread_rwlock_t *rw)
+{
+	struct timespec ts;
+	int bad = 0, r;
+
+	if (pthread_rwlock_tryrdlock(rw) != EBUSY)
+		bad |= 1;
+	if (pthread_rwlock_trywrlock(rw) != EBUSY)
+		bad |= 2;
+	if (pthread_rwlock_unlock(rw))
+		bad |= 4;
+	ts = realtime_in(2 * NSEC_PER_SEC);
+	r = pthread_rwlock_timedwrlock(rw, &ts);
+	if (r)
+		bad |= r == ETIMEDOUT ? 8 : 16;
+	else if (pthread_rwlock_unlock(rw))
+		bad |= 32;
+	return bad;
+}
+
+START_TEST(test_fork_child_of_reserved_lock)
+{
+	struct sleeper w = { .write = true, .ret = -1 };
+	pthread_rwlock_t rw;
+	int status;
+	pthread_t t;
+	pid_t pid;
+	bool ok;
+
+	rwlock_make(&rw, _i ? K_NONRECURSIVE : K_STATIC_NONRECURSIVE);
+	w.rw = &rw;
+	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, sleeper_main, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	/* Asleep in its wait, not on the way to it: reserved. */
+	WAIT_UNTIL(ok, rw_word(&rw) & TOFUTEX_RW_HANDOFF, TEST_WAIT_NS);
+	ck_assert_msg(ok, "the writer never reserved the lock (word 0x%08x)",
+		      rw_word(&rw));
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(child_of_reserved(&rw));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (exit bits: 1 tryrd, 2 trywr not EBUSY; 4 its unlock failed; 8 timedwr timed out, 16 failed otherwise; 32 its unlock failed)",
+		      status);
+}
+END_TEST
+
 static Suite *pthread_rwlock_fork_suite(void)
 {
 	Suite *s = suite_create("pthread_rwlock after fork() under libtofutex-pthread");
@@ -227,6 +293,7 @@ static Suite *pthread_rwlock_fork_suite(void)
 	tcase_add_loop_test(tc, test_fork_child_of_writer, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_fork_child_stall_not_cancelled, 0, K_COUNT);
 	tcase_add_loop_test(tc, test_fork_child_unlock_wakes_its_waiter, 0, 2);
+	tcase_add_loop_test(tc, test_fork_child_of_reserved_lock, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
