@@ -7,7 +7,8 @@
  * robust one); the errors (EPERM, EINVAL, ETIMEDOUT) on both clocks and
  * the clock of pthread_condattr_setclock(); the mutex held after every
  * return; destroy right after a broadcast, and destroy waiting asleep for
- * a waiter still inside; a condition variable that is only 4-byte aligned
+ * a waiter still inside; a mutex destroyed under a waiter (unlike
+ * glibc's); a condition variable that is only 4-byte aligned
  * (a packed structure's member); cancellation of a waiter (its cleanup
  * handler runs with the mutex held); process-shared condition variables
  * staying glibc's.
@@ -406,6 +407,63 @@ START_TEST(test_condattr_monotonic)
 }
 END_TEST
 
+/*
+ * pthread_mutex_destroy() of one of our mutexes (_i: its type) that
+ * another thread is waiting with in pthread_cond_wait() returns 0, where
+ * glibc's returns EBUSY (its wait leaves the mutex counted as in use);
+ * that wait, signalled, then fails with EINVAL, where glibc's returns 0
+ * (tofutex-run(1), BUGS; POSIX leaves both undefined).
+ */
+struct destroyed_wait {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool in;
+	int ret;
+};
+
+static void *destroyed_waiter(void *arg)
+{
+	struct destroyed_wait *d = arg;
+
+	if (pthread_mutex_lock(&d->m))
+		return NULL;
+	d->in = true;
+	d->ret = pthread_cond_wait(&d->c, &d->m);
+	if (!d->ret)
+		pthread_mutex_unlock(&d->m);
+	return NULL;
+}
+
+/* Is the waiter inside its wait (it let go of the mutex there)? */
+static bool waits_inside(struct destroyed_wait *d)
+{
+	bool in;
+
+	ck_assert_int_eq(pthread_mutex_lock(&d->m), 0);
+	in = d->in;
+	ck_assert_int_eq(pthread_mutex_unlock(&d->m), 0);
+	return in;
+}
+
+START_TEST(test_mutex_destroyed_under_cond_wait)
+{
+	struct destroyed_wait d = { .c = PTHREAD_COND_INITIALIZER, .ret = -1 };
+	pthread_t t;
+	bool in;
+
+	mutex_make(&d.m, _i);
+	ck_assert_int_eq(pthread_create(&t, NULL, destroyed_waiter, &d), 0);
+	WAIT_UNTIL(in, waits_inside(&d), TEST_WAIT_NS);
+	ck_assert(in);
+	ck_assert_int_eq(pthread_mutex_destroy(&d.m), 0);
+	ck_assert_int_eq(pthread_cond_signal(&d.c), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_msg(d.ret == EINVAL, "the wait on the destroyed mutex: %d",
+		      d.ret);
+	ck_assert_int_eq(pthread_cond_destroy(&d.c), 0);
+}
+END_TEST
+
 /* ---- cancellation ---- */
 
 struct cancel {
@@ -535,6 +593,8 @@ static Suite *pthread_cond_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_errors, 0, M_COUNT);
 	tcase_add_test(tc, test_condattr_monotonic);
+	tcase_add_loop_test(tc, test_mutex_destroyed_under_cond_wait, 0,
+			    M_ROBUST);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cancel");
