@@ -426,6 +426,83 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 END_TEST
 
 /*
+ * Where the two lookups of one replaced function differ in address
+ * (tofutex-run(1), BUGS): at a version of glibc's older than its default
+ * one for the name (pthread_rwlock_timedwrlock@GLIBC_2.2.5, where
+ * @@GLIBC_2.34 is the default), dlvsym() with RTLD_DEFAULT finds the
+ * preload's entry that jumps to its function, not the function dlsym()
+ * finds; at the default version, and for a name glibc has at one version
+ * alone, it is that function; on a handle of glibc every version gives
+ * the address dlsym() gives there. Either way the call is the preload's:
+ * a lock through the older version's entry leaves the preload's word (the
+ * holder's TID; glibc's lock would write 1, or its rwlock's phase bits).
+ * (Names this program does not call: RTLD_DEFAULT would answer with its
+ * own PLT entry.)
+ */
+START_TEST(test_dlvsym_older_version_is_another_address)
+{
+	static const char *const moved[][3] = {
+		{ "pthread_rwlock_timedwrlock", "GLIBC_2.2.5", "GLIBC_2.34" },
+		{ "pthread_mutex_timedlock", "GLIBC_2.2.5", "GLIBC_2.34" },
+		{ "pthread_rwlock_clockrdlock", "GLIBC_2.30", "GLIBC_2.34" },
+		{ "dlmopen", "GLIBC_2.3.4", "GLIBC_2.34" },
+	};
+	static const char *const one[][2] = {
+		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
+		{ "pthread_mutex_lock", "GLIBC_2.2.5" },
+	};
+	int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*timedlock)(pthread_mutex_t *, const struct timespec *);
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	void *h = glibc_handle(), *fn, *old, *dflt;
+	struct timespec ts;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		fn = dlsym(RTLD_DEFAULT, moved[i][0]);
+		old = dlvsym(RTLD_DEFAULT, moved[i][0], moved[i][1]);
+		dflt = dlvsym(RTLD_DEFAULT, moved[i][0], moved[i][2]);
+		ck_assert_msg(fn && is_preloads(fn) && old && is_preloads(old) &&
+			      dflt && is_preloads(dflt),
+			      "%s: not the preload's at every version", moved[i][0]);
+		ck_assert_msg(old != fn, "%s@%s: the address dlsym() gives",
+			      moved[i][0], moved[i][1]);
+		ck_assert_msg(dflt == fn, "%s@@%s: not the address dlsym() gives",
+			      moved[i][0], moved[i][2]);
+		if (strncmp(moved[i][0], "pthread_", 8))
+			continue;
+		fn = dlsym(h, moved[i][0]);
+		old = dlvsym(h, moved[i][0], moved[i][1]);
+		ck_assert_msg(fn && is_preloads(fn) && old == fn,
+			      "%s@%s on glibc's handle: not the address dlsym() gives there",
+			      moved[i][0], moved[i][1]);
+	}
+	for (i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		fn = dlsym(RTLD_DEFAULT, one[i][0]);
+		ck_assert_msg(fn && is_preloads(fn) &&
+			      dlvsym(RTLD_DEFAULT, one[i][0], one[i][1]) == fn,
+			      "%s@@%s: not the address dlsym() gives",
+			      one[i][0], one[i][1]);
+	}
+	timedwrlock = dlvsym(RTLD_DEFAULT, "pthread_rwlock_timedwrlock",
+			     "GLIBC_2.2.5");
+	ts = realtime_in(TEST_WAIT_NS);
+	ck_assert_int_eq(timedwrlock(&rw, &ts), 0);
+	ck_assert_uint_eq(word_load(&rw.__data.__readers), test_gettid());
+	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
+	timedlock = dlvsym(RTLD_DEFAULT, "pthread_mutex_timedlock",
+			   "GLIBC_2.2.5");
+	ts = realtime_in(TEST_WAIT_NS);
+	ck_assert_int_eq(timedlock(&m, &ts), 0);
+	ck_assert_uint_eq(word_load((uint32_t *)&m.__data.__lock),
+			  test_gettid());
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	dlclose(h);
+}
+END_TEST
+
+/*
  * "The real dlsym", as interposers find it (dlvsym(RTLD_NEXT, "dlsym",
  * version), or dlsym() on a handle of glibc), is the preload's at every
  * version glibc has, and so are dlvsym, dlopen and dlmopen; the lock
@@ -678,6 +755,7 @@ static Suite *glibc_code_suite(void)
 	tcase_add_test(tc, test_dlsym_lock_functions_are_the_preloads);
 	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
 	tcase_add_test(tc, test_dlvsym_default_is_the_preloads);
+	tcase_add_test(tc, test_dlvsym_older_version_is_another_address);
 	tcase_add_test(tc, test_dlsym_the_real_dlsym_is_the_preloads);
 #endif
 #if defined(__x86_64__)
