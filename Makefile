@@ -93,7 +93,8 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=build/tests/%)
 PRELOAD_TEST_SRCS := $(wildcard tests/preload/test_*.c)
 PRELOAD_TEST_BINS := $(PRELOAD_TEST_SRCS:tests/preload/%.c=build/tests/preload/%)
 # tests/preload/plugin_*.c: shared objects those programs dlopen() from
-# their own directory (plugin_NAME.c: libtfx-plugin-NAME.so).
+# their own directory, or are linked with (plugin_NAME.c:
+# libtfx-plugin-NAME.so).
 PRELOAD_PLUGIN_SRCS := $(wildcard tests/preload/plugin_*.c)
 PRELOAD_PLUGINS := $(PRELOAD_PLUGIN_SRCS:tests/preload/plugin_%.c=build/tests/preload/libtfx-plugin-%.so)
 # tests/preload/comma.locale: a decimal-comma locale those programs find
@@ -247,6 +248,14 @@ build/tests/preload/%: tests/preload/%.c $(LIB_A) | $(UAPI_LINK)
 build/tests/preload/libtfx-plugin-%.so: tests/preload/plugin_%.c
 	@mkdir -p $(@D)
 	$(CC) $(TFX_CFLAGS) $(CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $<
+
+# test_pthread_report is linked with plugin_early.c's library, found next
+# to it (RUNPATH $ORIGIN), whose constructor runs before the preload's.
+build/tests/preload/test_pthread_report: tests/preload/test_pthread_report.c \
+		build/tests/preload/libtfx-plugin-early.so $(LIB_A) | $(UAPI_LINK)
+	$(CC) $(TFX_CFLAGS) $(CFLAGS) -no-pie -rdynamic $(LDFLAGS) -o $@ $< $(LIB_A) \
+		-L$(@D) -ltfx-plugin-early -Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN' \
+		-Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lm -lrt -lpthread
 
 # localedef -c writes the categories the file leaves out and says so
 # (exit status 1, warnings only); only the written locale counts.

@@ -13,6 +13,10 @@
  *   --work-locale  has set a decimal-comma locale first (comma.locale,
  *                  built next to this program), as setlocale(LC_ALL, "")
  *                  under de_DE or fr_FR does
+ *   --work-early   also initialises a mutex and a condition variable and
+ *                  waits once, after plugin_early.c's library, which this
+ *                  program is linked with, has locked in its constructor,
+ *                  before the preload's had run (early.h)
  *
  * Checked: a report on standard error, a pipe, holds nothing of it open
  * in the daemon (its reader sees end-of-file while the daemon lives);
@@ -21,7 +25,8 @@
  * named by a dangling symbolic link is not followed (nothing is created
  * at its target) and the process says so; a relative name is the
  * starting directory's; the numbers of both report forms keep their '.'
- * under a decimal-comma locale.
+ * under a decimal-comma locale; the statistics count from the preload's
+ * start, not the early constructor's locking.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -31,12 +36,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "early.h"
 #include "sleeping.h"
 
 #define WORK_ARG	"--work"
 #define WORK_DAEMON_ARG	"--work-daemon"
 #define WORK_LOCALE_ARG	"--work-locale"
 #define WORK_OWN_ERR_ARG	"--work-own-stderr"
+#define WORK_EARLY_ARG	"--work-early"
 #define LOCALE_NAME	"tfx_comma"
 /* What the daemon writes to TOFUTEX_TEST_DATA once it has left: its pid. */
 #define DATA_ENV	"TOFUTEX_TEST_DATA"
@@ -88,6 +95,32 @@ static int daemon_child(void)
 		pause();
 }
 
+/*
+ * --work-early: plugin_early.c's constructor locked as early.h says;
+ * then one mutex and one condition variable initialised and one wait,
+ * besides contend_once().
+ */
+static int early_then_own(void)
+{
+	const struct early *e = tfx_early();
+	struct timespec ts = realtime_in(0);
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int bad = 0;
+
+	if (e->bad || e->rounds != EARLY_ROUNDS)
+		return 1;
+	if (pthread_mutex_init(&m, NULL) || pthread_cond_init(&c, NULL) ||
+	    pthread_mutex_lock(&m))
+		return 1;
+	if (pthread_cond_timedwait(&c, &m, &ts) != ETIMEDOUT)
+		bad = 1;
+	pthread_mutex_unlock(&m);
+	pthread_cond_destroy(&c);
+	pthread_mutex_destroy(&m);
+	return bad;
+}
+
 static int work_then(const char *how)
 {
 	char dir[PATH_MAX], self[PATH_MAX], buf[32];
@@ -116,6 +149,8 @@ static int work_then(const char *how)
 	     open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644) !=
 	     STDERR_FILENO))
 		return 3;
+	if (!strcmp(how, WORK_EARLY_ARG) && early_then_own())
+		return 6;
 	if (contend_once())
 		return 3;
 	if (!strcmp(how, WORK_OWN_ERR_ARG))
@@ -464,6 +499,72 @@ START_TEST(test_report_numbers_under_a_decimal_comma_locale)
 }
 END_TEST
 
+/* The number after " @name=" in @line, or -1. */
+static long long stat_of(const char *line, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(line, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * TOFUTEX_RUN_STATS counts from the preload's own start (tofutex-run(1),
+ * BUGS): what the constructor of a library loaded with the program does
+ * before the preload's constructor has run (plugin_early.c: mutexes and
+ * condition variables initialised, waits, contended locks, on the
+ * preload's locks) is not in the report; what main does after it is.
+ * The library's counts are main's alone, and so are futex(2)'s waits:
+ * at least one for main's contention, fewer than one for each of the
+ * constructor's. On the module the rest are the kernel's counts for the
+ * process, which has used the module since the constructor: its
+ * contentions are in them.
+ */
+START_TEST(test_report_stats_from_the_preloads_start)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	static char buf[8192];
+	const struct early *e = tfx_early();
+	long long waits, locks;
+	int devnull, status;
+
+	ck_assert_msg(!e->rounds, "the constructor locked without " EARLY_ENV);
+	scratch(dir, sizeof(dir));
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ck_assert(devnull >= 0);
+	setenv(EARLY_ENV, "1", 1);
+	status = wait_work(start_work(WORK_EARLY_ARG, dir, NULL, "s.txt",
+				      devnull, devnull));
+	unsetenv(EARLY_ENV);
+	close(devnull);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "work status %#x (6: the constructor did not lock as planned)",
+		      status);
+	snprintf(path, sizeof(path), "%s/s.txt", dir);
+	slurp(path, buf, sizeof(buf));
+	scratch_done(dir);
+	ck_assert_msg(stat_of(buf, "mutex_inits") == 1 &&
+		      stat_of(buf, "cond_inits") == 1 &&
+		      stat_of(buf, "cond_waits") == 1,
+		      "not main's alone (one each): %s", buf);
+	waits = stat_of(buf, "futex_waits");
+	locks = stat_of(buf, "lock");
+	if (strstr(buf, " backend=futex ")) {
+		ck_assert_msg(waits >= 1, "main's contention is not counted: %s",
+			      buf);
+		ck_assert_msg(waits < EARLY_ROUNDS,
+			      "the constructor's %d contentions are counted: %s",
+			      EARLY_ROUNDS, buf);
+	} else {
+		ck_assert_msg(strstr(buf, " backend=module ") &&
+			      locks > EARLY_ROUNDS,
+			      "not the process's kernel counts: %s", buf);
+	}
+}
+END_TEST
+
 static Suite *pthread_report_suite(void)
 {
 	Suite *s = suite_create("libtofutex-pthread report destinations");
@@ -476,6 +577,7 @@ static Suite *pthread_report_suite(void)
 	tcase_add_test(tc, test_report_file_symlink_not_followed);
 	tcase_add_test(tc, test_report_file_that_takes_nothing);
 	tcase_add_test(tc, test_report_numbers_under_a_decimal_comma_locale);
+	tcase_add_test(tc, test_report_stats_from_the_preloads_start);
 	suite_add_tcase(s, tc);
 	return s;
 }
