@@ -126,6 +126,7 @@ struct tofutex_cond_waiter {
 	tofutex_cond_t *c;
 	const struct tofutex__cond_mutex *cm;
 	uint32_t bcasts;
+	bool moved;
 };
 
 /*
@@ -190,16 +191,25 @@ static void tofutex_cond_pass_on(tofutex_cond_t *c)
 	tofutex_wake(&c->seq, 1, NULL);
 }
 
-/* Take the mutex again after a wait. */
+/*
+ * Leave the wait as a woken waiter. What the relock needs of @c (was the
+ * waiter moved onto the mutex by a broadcast?) is read first: once it has
+ * left, @c may be destroyed and its memory freed.
+ */
+static void tofutex_cond_leave_woken(struct tofutex_cond_waiter *w)
+{
+	w->moved = w->cm->tfx &&
+		   __atomic_load_n(&w->c->broadcasts, __ATOMIC_ACQUIRE) !=
+		   w->bcasts;
+	tofutex_cond_leave(w->c);
+}
+
+/* Take the mutex again after a wait; touches the mutex only. */
 static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
 {
-	bool moved;
-
 	if (!w->cm->tfx)
 		return w->cm->lock(w->cm->other);
-	moved = __atomic_load_n(&w->c->broadcasts, __ATOMIC_ACQUIRE) !=
-		w->bcasts;
-	return tofutex__mutex_relock(w->cm->tfx, moved);
+	return tofutex__mutex_relock(w->cm->tfx, w->moved);
 }
 
 /*
@@ -209,10 +219,10 @@ static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
  */
 static void tofutex_cond_cancelled(void *arg)
 {
-	const struct tofutex_cond_waiter *w = arg;
+	struct tofutex_cond_waiter *w = arg;
 
 	tofutex_cond_pass_on(w->c);
-	tofutex_cond_leave(w->c);
+	tofutex_cond_leave_woken(w);
 	tofutex_cond_relock(w);
 }
 
@@ -283,7 +293,7 @@ int tofutex__cond_wait(tofutex_cond_t *c, const struct tofutex__cond_mutex *cm,
 	}
 
 	err = tofutex_cond_sleep(&w, seq, clockid, abstime, &dl);
-	tofutex_cond_leave(c);
+	tofutex_cond_leave_woken(&w);
 
 	lerr = tofutex_cond_relock(&w);
 	if (lerr)
