@@ -153,14 +153,27 @@ module: deps-build
 		echo "  then make module, or make dkms-install. libtofutex works without it (futex backend)." >&2; \
 	fi
 
+# The library suites built with the library itself under ThreadSanitizer
+# (dynamic: TSan has no static runtime). TSan models the C11 atomics of
+# the lock words, so a lost acquire or release shows as a data race on
+# what the lock protects, on x86-64 too, where the CPU would hide it
+# (tests/tsan/weaken.sh proves it point by point; HACKING.md, "Memory
+# ordering").
+TSAN_BINS := $(patsubst tests/%.c,build/tsan/%,$(wildcard tests/test_lib_*.c))
+build/tsan/%: tests/%.c $(LIB_SRCS) $(wildcard lib/*.h) | $(UAPI_LINK) deps-user
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) -O1 -g -fsanitize=thread $(LDFLAGS) -o $@ $< \
+		$(LIB_SRCS) $(CHECK_LIBS)
+
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
 test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) \
-	build/tests/programs/tofutex-stats
+	$(TSAN_BINS) build/tests/programs/tofutex-stats
 # What check-native runs and nothing more: the library suites
-# (tests/test_lib_*.c) and the preload's programs, with what they load.
+# (tests/test_lib_*.c) and the preload's programs, with what they load,
+# and the library suites again under ThreadSanitizer.
 native-test-bins: lib $(filter build/tests/test_lib_%,$(TEST_BINS)) \
-	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE)
+	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) $(TSAN_BINS)
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run

@@ -104,6 +104,20 @@ test_bins() {
 	return 0
 }
 
+# The library suites built under ThreadSanitizer (Makefile, TSAN_BINS).
+tsan_test_bins() {
+	local src bin
+
+	for src in "$top"/tests/test_lib_*.c; do
+		bin=$top/build/tsan/$(basename "$src" .c)
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
+			continue
+		fi
+		[ -x "$bin" ] && echo "$bin"
+	done
+	return 0
+}
+
 # The pthread preload's conformance programs (dynamically linked).
 preload_test_bins() {
 	local src bin
@@ -637,6 +651,15 @@ native() {
 		for bin in $(preload_test_bins); do
 			native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
 		done
+		# The library suites under ThreadSanitizer: any report fails.
+		for bin in $(tsan_test_bins); do
+			native_one "${bin##*/}@tsan" env \
+				TSAN_OPTIONS="exitcode=66 halt_on_error=1" "$bin"
+		done
+		# ...and they would see each acquire or release lost.
+		if [ -z "${TESTS-}" ] || grep -qw tsan-weaken <<<"$TESTS"; then
+			native_one tsan-weaken "$top/tests/tsan/weaken.sh" "$top"
+		fi
 		# The locks' semantics with the contention report on.
 		for bin in $(preload_test_bins); do
 			case ${bin##*/} in
