@@ -620,11 +620,12 @@ static int tofutex_given(void *arg, u32 *how)
 /**
  * tofutex_leave() - leave the queue, promoting the next waiter
  * @arg:  the LOCK call, a struct tofutex_locker
+ * @ret:  the call's result (unused)
  * @wake: out: the next waiter, now top waiter, or NULL
  *
  * Under state->lock (queue.c).
  */
-static void tofutex_leave(void *arg, struct task_struct **wake)
+static void tofutex_leave(void *arg, int ret, struct task_struct **wake)
 {
 	struct tofutex_locker *lk = arg;
 	struct tofutex_state *state = lk->q.state;

@@ -158,7 +158,7 @@ int tofutex_queue_lock(const struct tofutex_queue_ops *ops,
 	/* A hand-off or grant that raced with the end of the call holds. */
 	if (ret < 0 && ops->given && ops->given(arg, how))
 		ret = 1;
-	ops->leave(arg, &wake);
+	ops->leave(arg, ret, &wake);
 	if (ret > 0)
 		old = tofutex_owner_clear(state);
 	spin_unlock(&state->lock);

@@ -59,8 +59,10 @@ struct tofutex_queue_call {
  *           the caller holds the word (@how set to TOFUTEX_STATUS_*), 0
  *           to look again, TOFUTEX_QUEUE_NOT_TOP when a waiter that
  *           joined ahead of it made it wait again, else a negative error
- * @leave:   under state->lock: take the caller's waiter off the queue;
- *           *@wake the waiter it made top (reference held), or NULL
+ * @leave:   under state->lock: take the caller's waiter off the queue,
+ *           the call's result @ret (> 0 holding the word, else the
+ *           error); *@wake the waiter it made top (reference held), or
+ *           NULL
  * @taken:   optional: after the caller left the queue holding the word
  * @gave_up: optional: after the caller left the queue without the word
  *           (@err why: -ETIMEDOUT, -ERESTARTSYS, ...); holds no lock
@@ -71,7 +73,7 @@ struct tofutex_queue_ops {
 	bool (*is_top)(void *arg);
 	int (*given)(void *arg, u32 *how);
 	int (*compete)(void *arg, u32 word, u32 *how);
-	void (*leave)(void *arg, struct task_struct **wake);
+	void (*leave)(void *arg, int ret, struct task_struct **wake);
 	void (*taken)(void *arg);
 	void (*gave_up)(void *arg, int err);
 };

@@ -90,11 +90,13 @@
  * is queued (tofutex_rw_withdraw()), and the top waiter left is woken,
  * since it may sleep relying on the bit. A withdrawal that readers or a
  * page that must be waited for kept from its cmpxchg for
- * TOFUTEX_RW_RETRY_NS leaves the bits to the slow path, where the queued
- * readers wait for the writer up to handoff_ns after it left, by a clock
- * the state keeps, and then clear RW_HANDOFF (tofutex_rw_grant_readers());
- * readers that leave before that clear it as the last of them leaves a
- * free word.
+ * TOFUTEX_RW_RETRY_NS leaves the bits to the slow path, where the first
+ * reader to block takes the word at once: a bit that no starving writer
+ * owns and no reserving writer left behind (by the clock the state keeps
+ * of it) has no owner (tofutex_rw_grant_readers()). The queued readers
+ * wait for a reserving writer that a signal took out up to handoff_ns
+ * after it left, and then clear RW_HANDOFF; readers that leave before that
+ * clear it as the last of them leaves a free word.
  *
  * Every sleep has a timer or a waker
  * ----------------------------------
@@ -704,20 +706,31 @@ static void tofutex_rw_join(void *arg)
 /**
  * tofutex_rw_leave() - leave the queue, waking the next waiter
  * @arg:  the call, a struct tofutex_rw_call
+ * @ret:  the call's result: > 0 holding the word, else why it leaves
  * @wake: out: the waiter that is top now, or NULL
  *
- * Under state->lock (queue.c).
+ * Under state->lock (queue.c). Whether the bits in the word are the
+ * caller's, and whether it keeps them for its return from a signal
+ * handler (rwwithdraw.c), is settled here, and the readers' wait for such
+ * a writer is timed from now: before the waiter it makes top is woken,
+ * which may be a reader that must find that time.
  */
-static void tofutex_rw_leave(void *arg, struct task_struct **wake)
+static void tofutex_rw_leave(void *arg, int ret, struct task_struct **wake)
 {
 	struct tofutex_rw_call *c = arg;
 	struct tofutex_state *state = c->q.state;
 	struct tofutex_rw_waiter *next;
 	bool was_top;
+	u64 now = ktime_get_ns();
 
 	*wake = NULL;
 	was_top = tofutex_rw_first(state) == &c->waiter;
-	c->was_top = was_top;
+	c->owner = ret <= 0 && c->waiter.write && was_top &&
+		   tofutex_rw_waited(&c->waiter, now);
+	c->keeps = c->owner && c->waiter.reserve && ret == -ERESTARTSYS &&
+		   !fatal_signal_pending(current);
+	if (c->keeps)
+		state->orphan_since = now;
 	list_del(&c->waiter.node);
 	/* Given the word and not woken yet: nobody need wake it now. */
 	list_del_init(&c->waiter.wake_node);

@@ -139,17 +139,19 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  * @spin_end:   when the caller's spin on readers, and its retries to put
  *              RW_HANDOFF into their word, must end (ns, monotonic), set
  *              by the first of them after a sleep; 0: not set
- * @was_top:    the caller was top waiter when it left the queue (set by
- *              its leave, under state->lock; read by its withdrawal)
  * @owner:      the caller left as the starving top writer: the RW_HANDOFF
- *              in the word is its own (set by its withdrawal)
+ *              in the word is its own (set by its leave)
+ * @keeps:      the caller is such a writer with TOFUTEX_LOCK_RW_RESERVE
+ *              that a signal took out: it keeps its bits for its return,
+ *              the readers' wait timed from its leave (set by its leave;
+ *              rwwithdraw.c)
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
 	u64 spin_end;
-	bool was_top;
 	bool owner;
+	bool keeps;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);

@@ -105,18 +105,18 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
  * given the word go on state->to_wake, in queue order; the caller wakes
  * them with tofutex_rw_wake_granted() after dropping state->lock.
  *
- * But RW_HANDOFF with no starving writer queued is, unless stale, the
- * reservation of a writer that a signal took out of WRLOCK to run its
- * handler (rwlock.c, tofutex_rw_withdraw()): it will be back, and as
- * glibc's writer in its handler, it still goes first. So the readers
- * wait for it until handoff_ns after it left (state->orphan_since, kept
- * while any task is inside a call on the word and, between such times, by
- * the table (table.c, "The orphan record"), so that readers that come and
- * go, time out or restart do not start the wait again; a reservation
- * found with no such record, one that user space wrote or whose record
- * another word's replaced, is timed from the first reader that finds it),
- * and are given the word only then, should it not come back
- * (TOFUTEX_RW_ORPHAN).
+ * But RW_HANDOFF with no starving writer queued may be the reservation
+ * of a writer that a signal took out of WRLOCK to run its handler
+ * (rwwithdraw.c, tofutex_rw_withdraw()): it will be back, and as glibc's
+ * writer in its handler, it still goes first. Its state records when it
+ * left (state->orphan_since), and the readers wait for it until
+ * handoff_ns after that, so that readers that come and go, time out or
+ * restart do not start the wait again, and are given the word only then,
+ * should it not come back (TOFUTEX_RW_ORPHAN). A reservation with no such
+ * record has no owner the kernel knows of: its writer left while nobody
+ * else was in a call on the word (the kernel keeps nothing of such a
+ * word), its withdrawal gave up, or user space wrote it. Nothing would
+ * time it, so the readers take the word at once.
  *
  * Return: 1 when given, TOFUTEX_RW_CHANGED, TOFUTEX_RW_ORPHAN (nothing
  * done; *@until set), -EOVERFLOW when the count would overflow (not
@@ -138,9 +138,7 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 	if (writer && tofutex_rw_waited(writer, now)) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
-	} else if (word & TOFUTEX_RW_HANDOFF) {
-		if (!state->orphan_since)
-			state->orphan_since = now;
+	} else if ((word & TOFUTEX_RW_HANDOFF) && state->orphan_since) {
 		*until = state->orphan_since + tofutex_handoff_ns();
 		if (now < *until)
 			return TOFUTEX_RW_ORPHAN;

@@ -110,8 +110,12 @@ out:
  * library, after the handler, and readers must not slip in meanwhile, as
  * they do not past glibc's writer in its handler; if it never comes back,
  * the readers queued clear RW_HANDOFF handoff_ns after it left
- * (state->orphan_since, set here only while the bit is in the word;
- * tofutex_rw_grant_readers()). A writer whose process is being killed
+ * (state->orphan_since, set by its leave before the waiter it made top
+ * was woken, rwlock.c; tofutex_rw_grant_readers()). That time
+ * lives as long as the state, while some task is in a call on the word:
+ * when the writer was the last, the kernel keeps nothing of the word, and
+ * the first reader to block takes it at once, while user space's readers
+ * still find the bit. A writer whose process is being killed
  * (fatal_signal_pending()) withdraws: it will not be back, and a reader
  * that only tries (user space's tryrdlock never enters the kernel) would
  * be kept out until some reader blocks. One killed by a signal that dumps
@@ -122,22 +126,12 @@ out:
 void tofutex_rw_withdraw(void *arg, int err)
 {
 	struct tofutex_rw_call *c = arg;
-	struct tofutex_state *state = c->q.state;
 	struct tofutex_deadline budget;
-	u32 woken, word;
+	u32 woken;
 
-	c->owner = c->waiter.write && c->was_top &&
-		   tofutex_rw_waited(&c->waiter, ktime_get_ns());
-	if (c->owner && c->waiter.reserve && err == -ERESTARTSYS &&
-	    !fatal_signal_pending(current)) {
-		/* Its bit, if still there: the readers' wait starts now. */
-		spin_lock(&state->lock);
-		if (!tofutex_word_read_inatomic(c->q.uaddr, &word) &&
-		    (word & TOFUTEX_RW_HANDOFF) && !tofutex_rw_tid(word))
-			state->orphan_since = ktime_get_ns();
-		spin_unlock(&state->lock);
+	/* Its leave timed the readers' wait already (rwlock.c). */
+	if (c->keeps)
 		return;
-	}
 	budget.clock = CLOCK_MONOTONIC;
 	budget.expires = ktime_add_ns(ktime_get(), TOFUTEX_RW_RETRY_NS);
 	tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr, &budget,

@@ -35,26 +35,11 @@
  * struct tofutex_bucket
  *   A table hashes user addresses into TOFUTEX_TABLE_BUCKETS buckets. The
  *   bucket spinlock protects the bucket's list and the insertion and
- *   removal of states, and its orphan record; it is held for lookups,
- *   while a lookup that found nothing makes the table's spare the word's
- *   state, and, in tofutex_state_get_or(), while the caller acts on a
- *   word that has no state (touching user memory only with page faults
- *   disabled); never while sleeping.
- *
- * The orphan record
- *   A reader/writer word may keep a writer's reservation after every task
- *   has left its calls on it (a reserving writer that a signal took out,
- *   rwwithdraw.c), and the readers' wait for that writer runs by the
- *   clock its state kept (@orphan_since). So that the clock outlives the
- *   state, a retired state hands it to its bucket, and the next state
- *   made for that address takes it back; readers that come one at a time,
- *   each alone in the kernel, then wait by one clock, not each from its
- *   own start. One record per bucket: a second word of the same bucket
- *   that loses its state meanwhile replaces it, and the first word's next
- *   readers time the wait from the first of them (rwunlock.c). A record
- *   that outlived its reservation (user space took the word, the memory
- *   was reused) is older than any reservation found later, so it can
- *   only shorten the readers' wait, never lengthen it.
+ *   removal of states; it is held for lookups, while a lookup that found
+ *   nothing makes the table's spare the word's state, and, in
+ *   tofutex_state_get_or(), while the caller acts on a word that has no
+ *   state (touching user memory only with page faults disabled); never
+ *   while sleeping.
  *
  * struct tofutex_state
  *   Exists while at least one task is inside an ioctl on its word
@@ -103,7 +88,7 @@
 /*
  * 256 buckets: a process has at most a few hundred locks contended at the
  * same moment in practice, so unrelated locks rarely share a bucket, and a
- * production build spends two pages per process on them.
+ * production build spends one page per process on it.
  */
 #define TOFUTEX_TABLE_BITS	8
 #define TOFUTEX_TABLE_BUCKETS	(1U << TOFUTEX_TABLE_BITS)
@@ -111,18 +96,9 @@
 /* Processes that have the device open at once; only sizes the registry. */
 #define TOFUTEX_REGISTRY_BITS	6
 
-/**
- * struct tofutex_bucket - one hash chain of a table
- * @lock:          protects the fields below
- * @states:        the live states hashed here
- * @orphan_uaddr:  the word whose retired state left @orphan_since, or NULL
- * @orphan_since:  that state's @orphan_since (struct tofutex_state)
- */
 struct tofutex_bucket {
 	spinlock_t lock;
 	struct hlist_head states;
-	u32 __user *orphan_uaddr;
-	u64 orphan_since;
 };
 
 /**
@@ -320,22 +296,6 @@ static struct tofutex_state *tofutex_state_alloc(u32 __user *uaddr,
 }
 
 /*
- * Hash the new state @state into @bucket; it takes the clock of an
- * orphaned reservation its word's previous state left (the orphan record).
- */
-static void tofutex_bucket_add(struct tofutex_bucket *bucket,
-			       struct tofutex_state *state)
-{
-	lockdep_assert_held(&bucket->lock);
-	if (bucket->orphan_uaddr == state->uaddr) {
-		if (state->kind == TOFUTEX_STATE_RWLOCK)
-			state->orphan_since = bucket->orphan_since;
-		bucket->orphan_uaddr = NULL;
-	}
-	hlist_add_head(&state->node, &bucket->states);
-}
-
-/*
  * Look @uaddr up and take a use. Returns the state, NULL when absent, or
  * ERR_PTR(-EINVAL) when the word is in use as the other kind.
  */
@@ -381,7 +341,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 	state = tofutex_state_lookup(bucket, uaddr, kind);
 	new = state || !create ? NULL : tofutex_state_reuse(table, uaddr, kind);
 	if (new)
-		tofutex_bucket_add(bucket, new);
+		hlist_add_head(&new->node, &bucket->states);
 	spin_unlock(&bucket->lock);
 	if (new) {
 		tofutex_live_add(table, 1);
@@ -397,7 +357,7 @@ struct tofutex_state *tofutex_state_get(struct tofutex_table *table,
 	spin_lock(&bucket->lock);
 	state = tofutex_state_lookup(bucket, uaddr, kind);
 	if (!state)
-		tofutex_bucket_add(bucket, new);
+		hlist_add_head(&new->node, &bucket->states);
 	spin_unlock(&bucket->lock);
 
 	if (state) {
@@ -473,11 +433,6 @@ void tofutex_state_put(struct tofutex_table *table,
 	if (!refcount_dec_and_lock(&state->users, &bucket->lock))
 		return;
 	hlist_del(&state->node);
-	/* No use is left, so nobody writes it now: keep the clock. */
-	if (state->orphan_since) {
-		bucket->orphan_uaddr = state->uaddr;
-		bucket->orphan_since = state->orphan_since;
-	}
 	spin_unlock(&bucket->lock);
 
 	WARN_ON_ONCE(!list_empty(&state->waiters));

@@ -83,13 +83,11 @@ enum tofutex_state_kind {
  *           waiters queued, under @lock; read by their poller (requeue.c)
  * @orphan_since: in an RWLOCK state only: when the reservation in the word
  *           lost its writer (a signal took a reserving writer out of
- *           WRLOCK with its bit in the word), or when a reader first found
- *           it with no writer to own it; 0 after a grant, a withdrawal, or
- *           an RWUNLOCK that leaves no RW_HANDOFF (other takes of the word
- *           may leave it stale, which only shortens the readers' wait);
- *           times the readers' wait only (rwunlock.c); under @lock; kept
- *           by the bucket when the state retires, for the word's next
- *           state (table.c, "The orphan record")
+ *           WRLOCK); 0 when no writer left one, and after a grant, a
+ *           withdrawal, or an RWUNLOCK that leaves no RW_HANDOFF (other
+ *           takes of the word may leave it stale, which only shortens the
+ *           readers' wait); times the readers' wait only, and a bit with
+ *           no such time has no owner (rwunlock.c); under @lock
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.

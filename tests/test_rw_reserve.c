@@ -480,11 +480,33 @@ static void reserving_writer_signalled_out(int fd, uint32_t *word)
 }
 
 /*
+ * reserving_writer_signalled_out(), with reader @r queued behind the
+ * writer (RDLOCK until @deadline, unlocking when told) before the signal:
+ * the word's state, and the time the writer left with it, outlive the
+ * writer's call.
+ */
+static void reserving_writer_signalled_out_beside(int fd, uint32_t *word,
+						  struct locker *r,
+						  uint64_t deadline)
+{
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
+	locker_start_until(r, fd, word, false, true, 0, deadline);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
+		      strerror(w.ret));
+}
+
+/*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) keeps its reservation for its retry: the readers' word
- * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
- * does not come back, the next RDLOCK's top reader clears it and enters
- * (after waiting handoff_ns for it).
+ * keeps RW_HANDOFF, so user space's read attempts keep failing. It was
+ * the only one in a call on the word, so the kernel keeps nothing of it:
+ * the first reader that blocks takes the word at once.
  */
 START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 {
@@ -506,9 +528,10 @@ END_TEST
 
 /*
  * While a reserving writer that a signal took out of WRLOCK runs its
- * handler, a reader that blocks waits for it (up to handoff_ns, 1 s
- * here) rather than taking the word past its reservation; the writer,
- * back from the handler, goes first, and the reader after it.
+ * handler, the reader that waits behind it goes on waiting for it (up to
+ * handoff_ns, 1 s here) rather than taking the word past its
+ * reservation; the writer, back from the handler, goes first, and the
+ * reader after it.
  */
 START_TEST(test_rw_reader_waits_for_signalled_writer)
 {
@@ -517,9 +540,8 @@ START_TEST(test_rw_reader_waits_for_signalled_writer)
 	struct locker r, back;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out(fd, &word);
-	/* The writer is in its handler: a reader comes. */
-	locker_start(&r, fd, &word, false, true);
+	/* A reader waits behind it: the writer is in its handler. */
+	reserving_writer_signalled_out_beside(fd, &word, &r, far());
 	/* The writer is back. */
 	locker_start_flags(&back, fd, &word, true, true,
 			   TOFUTEX_LOCK_RW_RESERVE);
@@ -806,22 +828,25 @@ START_TEST(test_rw_reader_signalled_out_of_orphan_wait_clears_it)
 	int fd = dev_open();
 	struct locker r;
 	uint64_t deadline;
+	bool ok;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
 	sigemptyset(&sa.sa_mask);
 	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
-	reserving_writer_signalled_out(fd, &word);
 	deadline = now_ns() + 700 * NSEC_PER_MSEC;
-	locker_start_until(&r, fd, &word, false, false, 0, deadline);
+	reserving_writer_signalled_out_beside(fd, &word, &r, deadline);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	atomic_store(&slow_until, deadline + 200 * NSEC_PER_MSEC);
 	ck_assert_int_eq(pthread_kill(r.thread, SIGUSR2), 0);
-	locker_join(&r);
+	WAIT_UNTIL(ok, atomic_load(&r.done), 3 * TEST_WAIT_NS);
+	ck_assert(ok);
 	v = word_load(&word);
 	ck_assert_msg(r.ret == ETIMEDOUT || r.ret == 0, "RDLOCK: %d (%s)",
 		      r.ret, strerror(r.ret));
-	if (r.ret == 0)
-		ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	/* Given the word, it releases it when told. */
+	atomic_store(&r.may_release, true);
+	locker_join(&r);
+	ck_assert_int_eq(r.unlock_ret, 0);
 	ck_assert_msg(r.ret == 0 || !(v & HANDOFF),
 		      "word 0x%08x: free, reserved, and nobody in the kernel to clear it",
 		      v);
@@ -849,24 +874,26 @@ static void *pinger_main(void *arg)
 }
 
 /*
- * A lone reader on a free word reserved for a writer that is not queued
- * (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each time it
- * leaves it clears the reservation, the last in the kernel, so its
+ * A lone reader on a free word reserved for a writer that a signal took
+ * out (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each time
+ * it leaves it clears the reservation, the last in the kernel, so its
  * restarted call gets in instead of timing the wait from the beginning
  * again.
  */
 START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
 {
-	uint32_t word = SHARED | HANDOFF | WAITERS;
+	uint32_t word = SHARED | 1;
 	struct pinger p = { 0 };
 	int fd = dev_open();
 	struct locker r;
 	pthread_t tp;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_signalled_out_beside(fd, &word, &r,
+					      now_ns() + 4 * NSEC_PER_SEC);
+	/* The last read lock goes: a free word, reserved, and R alone. */
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	install_sigusr1(true);
-	locker_start_until(&r, fd, &word, false, true, 0,
-			   now_ns() + 4 * NSEC_PER_SEC);
 	p.target = r.thread;
 	ck_assert_int_eq(pthread_create(&tp, NULL, pinger_main, &p), 0);
 	locker_has_it(&r, "the lone reader");
@@ -878,23 +905,25 @@ START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
 END_TEST
 
 /*
- * A free word reserved for a writer that is not queued (one that a signal
- * took out and that never came back) keeps a blocking reader waiting up
- * to handoff_ns (1 s here) for it; a reader whose deadline comes first
- * times out, and as the last waiter to leave the free word it clears the
- * reservation, so that the next reader does not wait from the beginning
- * again, and a reader that only tries gets in.
+ * A free word reserved for a writer that a signal took out and that never
+ * came back keeps the reader that waited behind it waiting up to
+ * handoff_ns (1 s here) for it; its deadline comes first: it times out,
+ * and as the last waiter to leave the free word it clears the
+ * reservation, so that a reader that only tries gets in.
  */
 START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
 {
-	uint32_t word = SHARED | HANDOFF | WAITERS;
+	uint32_t word = SHARED | 1;
 	int fd = dev_open();
+	struct locker r;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE,
-				  now_ns() + 20 * NSEC_PER_MSEC, NULL),
-			 ETIMEDOUT);
+	reserving_writer_signalled_out_beside(fd, &word, &r,
+					      now_ns() + 100 * NSEC_PER_MSEC);
+	/* The last read lock goes: a free word, still reserved. */
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	locker_join(&r);
+	ck_assert_int_eq(r.ret, ETIMEDOUT);
 	ck_assert_msg(word_load(&word) == 0,
 		      "word 0x%08x after the reader timed out: the reservation stayed",
 		      word_load(&word));
@@ -905,8 +934,8 @@ START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
 END_TEST
 
 /*
- * Readers that come and go on a word reserved for a writer that is not
- * queued: two readers, each blocking 100 ms at a time and at once again,
+ * Readers that come and go on a word reserved for a writer that a signal
+ * took out: two readers, each blocking 100 ms at a time and at once again,
  * half a period apart, so that one of them is always queued. The wait for
  * the lost writer runs by one clock for all of them, not from whichever
  * reader happens to be first: handoff_ns (1 s here) after the first of
@@ -946,14 +975,17 @@ static void *orphan_reader_main(void *arg)
 
 START_TEST(test_rw_orphan_wait_one_clock_for_overlapping_readers)
 {
-	uint32_t word = SHARED | HANDOFF | WAITERS;
+	uint32_t word = SHARED | 1;
 	struct orphan_reader r[2];
+	struct locker first;
 	_Atomic bool got = false;
 	pthread_t t[2];
 	int fd = dev_open();
 	int i;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
+	reserving_writer_signalled_out_beside(fd, &word, &first,
+					      now_ns() + 100 * NSEC_PER_MSEC);
 	for (i = 0; i < 2; i++) {
 		r[i] = (struct orphan_reader) {
 			.fd = fd, .word = &word, .got = &got,
@@ -972,22 +1004,22 @@ START_TEST(test_rw_orphan_wait_one_clock_for_overlapping_readers)
 	ck_assert_msg(atomic_load(&got),
 		      "no reader got in in 5 s (word 0x%08x)",
 		      word_load(&word));
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, 0);
-	assert_no_live_states(fd);
-	close(fd);
+	locker_join(&first);
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
 }
 END_TEST
 
 /*
  * A reserving writer that a signal took out of WRLOCK, alone in the
  * kernel, and never came back; a reader keeps the word held. Readers
- * then block one at a time, each 100 ms, each alone in the kernel: the
- * wait for the lost writer still runs by the one clock it started, kept
- * for the word while nobody is in a call on it, so a reader gets in
- * handoff_ns (1 s here) after the writer left, well within the 5 s they
- * try. Timed from each reader's own call, none ever would.
+ * then block one at a time, each for 100 ms, each alone in the kernel
+ * (handoff_ns 1 s): the reservation has no owner the kernel knows of, so
+ * the first of them gets in, where a wait timed from each reader's own
+ * call would let none in for as long as they try.
  */
-START_TEST(test_rw_orphan_wait_one_clock_for_readers_one_at_a_time)
+START_TEST(test_rw_writer_alone_signalled_first_blocking_reader_takes)
 {
 	uint32_t word = SHARED | 1;
 	_Atomic bool got = false;
@@ -1000,6 +1032,7 @@ START_TEST(test_rw_orphan_wait_one_clock_for_readers_one_at_a_time)
 	param_set("handoff_ns", NSEC_PER_SEC);
 	reserving_writer_signalled_out(fd, &word);
 	assert_no_live_states(fd);
+	ck_assert_uint_eq(word_load(&word) & HANDOFF, HANDOFF);
 	r.fd = fd;
 	r.end = now_ns() + 5 * NSEC_PER_SEC;
 	ck_assert_int_eq(pthread_create(&t, NULL, orphan_reader_main, &r), 0);
@@ -1236,7 +1269,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
 	tcase_add_test(tc, test_rw_starving_writer_withdraws_bit_it_found);
 	tcase_add_test(tc, test_rw_reader_signalled_out_of_orphan_wait_clears_it);
-	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_readers_one_at_a_time);
+	tcase_add_test(tc, test_rw_writer_alone_signalled_first_blocking_reader_takes);
 	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
