@@ -92,11 +92,17 @@
  * page that must be waited for kept from its cmpxchg for
  * TOFUTEX_RW_RETRY_NS leaves the bits to the slow path, where the first
  * reader to block takes the word at once: a bit that no starving writer
- * owns and no reserving writer left behind (by the clock the state keeps
- * of it) has no owner (tofutex_rw_grant_readers()). The queued readers
- * wait for a reserving writer that a signal took out up to handoff_ns
- * after it left, and then clear RW_HANDOFF; readers that leave before that
- * clear it as the last of them leaves a free word.
+ * owns and no reserving writer keeps has no owner
+ * (tofutex_rw_grant_readers()); the last waiter to leave a free word
+ * clears such a bit too.
+ *
+ * A reserving writer that a signal takes out keeps the word for its
+ * return, as glibc's writer in its handler does: its keeper record
+ * (rwkeeper.c) outlives the word's state, and for handoff_ns after it left
+ * no reader is given the word, whether or not the bit reached it (a
+ * writer's word), no withdrawal clears the bit, and a release that frees
+ * the word leaves it free and reserved. The record goes when the writer's
+ * thread calls WRLOCK again, and at the end of those handoff_ns.
  *
  * Every sleep has a timer or a waker
  * ----------------------------------
@@ -556,9 +562,9 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 	else if (!ret && tofutex_rw_tid(word))
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
-		ret = tofutex_rw_grant_readers(state, c->q.uaddr, word,
-					       tofutex_rw_readers(word), &top,
-					       &until);
+		ret = tofutex_rw_grant_readers(state, c->q.table, c->q.uaddr,
+					       word, tofutex_rw_readers(word),
+					       &top, &until);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
@@ -729,8 +735,10 @@ static void tofutex_rw_leave(void *arg, int ret, struct task_struct **wake)
 		   tofutex_rw_waited(&c->waiter, now);
 	c->keeps = c->owner && c->waiter.reserve && ret == -ERESTARTSYS &&
 		   !fatal_signal_pending(current);
-	if (c->keeps)
+	if (c->keeps) {
 		state->orphan_since = now;
+		c->left = now;
+	}
 	list_del(&c->waiter.node);
 	/* Given the word and not woken yet: nobody need wake it now. */
 	list_del_init(&c->waiter.wake_node);
@@ -817,6 +825,9 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
 
+	/* A writer back from its signal handler: its own clock now. */
+	if (write)
+		tofutex_rw_unkeep(table, uaddr);
 	ret = tofutex_word_read_until(uaddr, &word, deadline);
 	if (ret)
 		return ret;

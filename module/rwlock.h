@@ -144,7 +144,8 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  * @keeps:      the caller is such a writer with TOFUTEX_LOCK_RW_RESERVE
  *              that a signal took out: it keeps its bits for its return,
  *              the readers' wait timed from its leave (set by its leave;
- *              rwwithdraw.c)
+ *              rwwithdraw.c, rwkeeper.c)
+ * @left:       when it left, with @keeps (ns, monotonic)
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
@@ -152,11 +153,13 @@ struct tofutex_rw_call {
 	u64 spin_end;
 	bool owner;
 	bool keeps;
+	u64 left;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
 struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state);
-int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+int tofutex_rw_grant_readers(struct tofutex_state *state,
+			     struct tofutex_table *table, u32 __user *uaddr,
 			     u32 word, u32 held, struct task_struct **top,
 			     u64 *until);
 void tofutex_rw_wake_granted(struct tofutex_state *state);

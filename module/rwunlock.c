@@ -83,6 +83,7 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
 /**
  * tofutex_rw_grant_readers() - give the word to every queued reader
  * @state: the word's state, with state->lock held
+ * @table: the process table (the writers kept out in a handler)
  * @uaddr: the word
  * @word:  the word as read under state->lock
  * @held:  readers that keep holding it: the count of @word, or 0 when the
@@ -105,31 +106,31 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
  * given the word go on state->to_wake, in queue order; the caller wakes
  * them with tofutex_rw_wake_granted() after dropping state->lock.
  *
- * But RW_HANDOFF with no starving writer queued may be the reservation
- * of a writer that a signal took out of WRLOCK to run its handler
- * (rwwithdraw.c, tofutex_rw_withdraw()): it will be back, and as glibc's
- * writer in its handler, it still goes first. Its state records when it
- * left (state->orphan_since), and the readers wait for it until
- * handoff_ns after that, so that readers that come and go, time out or
- * restart do not start the wait again, and are given the word only then,
- * should it not come back (TOFUTEX_RW_ORPHAN). A reservation with no such
- * record has no owner the kernel knows of: its writer left while nobody
- * else was in a call on the word (the kernel keeps nothing of such a
- * word), its withdrawal gave up, or user space wrote it. Nothing would
- * time it, so the readers take the word at once.
+ * But with no starving writer queued, a reserving writer that a signal
+ * took out of WRLOCK to run its handler (rwwithdraw.c) may keep the word:
+ * it will be back, and as glibc's writer in its handler, it still goes
+ * first, whether or not its RW_HANDOFF reached the word. Its leave
+ * recorded when it left (state->orphan_since, for the readers it woke
+ * then) and so does its keeper record (rwkeeper.c, which outlives the
+ * state), and the readers wait for it until handoff_ns after that, by
+ * that one clock however they come and go, and are given the word only
+ * then, should it not come back (TOFUTEX_RW_ORPHAN). RW_HANDOFF that no
+ * such writer keeps has no owner the kernel knows of (a withdrawal gave
+ * up, user space wrote it): the readers take the word at once.
  *
  * Return: 1 when given, TOFUTEX_RW_CHANGED, TOFUTEX_RW_ORPHAN (nothing
  * done; *@until set), -EOVERFLOW when the count would overflow (not
  * -EAGAIN, which a release's retry loop would take for a changed word),
  * -EFAULT.
  */
-int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+int tofutex_rw_grant_readers(struct tofutex_state *state,
+			     struct tofutex_table *table, u32 __user *uaddr,
 			     u32 word, u32 held, struct task_struct **top,
 			     u64 *until)
 {
 	struct tofutex_rw_waiter *w, *writer, *stop = NULL;
 	u32 n = 0, newval, cur;
-	u64 now = ktime_get_ns();
+	u64 now = ktime_get_ns(), since;
 
 	lockdep_assert_held(&state->lock);
 	*top = NULL;
@@ -138,9 +139,11 @@ int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
 	if (writer && tofutex_rw_waited(writer, now)) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
-	} else if ((word & TOFUTEX_RW_HANDOFF) && state->orphan_since) {
-		*until = state->orphan_since + tofutex_handoff_ns();
-		if (now < *until)
+	} else {
+		since = max(state->orphan_since,
+			    tofutex_rw_kept_since(table, uaddr));
+		*until = since + tofutex_handoff_ns();
+		if (since && now < *until)
 			return TOFUTEX_RW_ORPHAN;
 	}
 	list_for_each_entry(w, &state->waiters, node) {
@@ -234,12 +237,16 @@ struct tofutex_rw_unlocker {
  * @word:  the word as read
  * @vpid:  the caller's TID
  * @freed: out: no writer or reader holds it any more
+ * @kept:  a reserving writer out in its signal handler keeps the word
+ *         (tofutex_rw_kept_since())
  *
- * Return: the new word (WAITERS kept while a reader still holds it),
- * -EPERM when the caller holds neither the write lock nor, as far as a
- * count can tell, a read lock, -EINVAL for bit 30.
+ * Return: the new word (WAITERS kept while a reader still holds it; a
+ * word freed while @kept is left free and reserved, RW_SHARED and
+ * RW_HANDOFF, so that readers wait for that writer as glibc's do), -EPERM
+ * when the caller holds neither the write lock nor, as far as a count can
+ * tell, a read lock, -EINVAL for bit 30.
  */
-static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
+static s64 tofutex_rw_release(u32 word, u32 vpid, bool kept, bool *freed)
 {
 	u32 readers = tofutex_rw_readers(word);
 
@@ -251,7 +258,7 @@ static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
 		return word - 1;
 	}
 	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
-		return 0;
+		return kept ? TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF : 0;
 	return -EPERM;
 }
 
@@ -277,7 +284,9 @@ static int tofutex_rw_unlock_unqueued(void *arg)
 
 	if (tofutex_word_read_inatomic(u->uaddr, &word))
 		return -EFAULT;
-	newval = tofutex_rw_release(word, u->vpid, &freed);
+	newval = tofutex_rw_release(word, u->vpid,
+				    tofutex_rw_kept_since(u->table, u->uaddr),
+				    &freed);
 	if (newval < 0)
 		return newval;
 	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
@@ -336,13 +345,15 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	/* A dead writer's lock is not the thread's given its TID. */
 	if (tofutex_owner_reused(state, word))
 		return -EPERM;
-	newval = tofutex_rw_release(word, u->vpid, &freed);
+	newval = tofutex_rw_release(word, u->vpid,
+				    tofutex_rw_kept_since(u->table, u->uaddr),
+				    &freed);
 	if (newval < 0)
 		return newval;
 	top = freed ? tofutex_rw_first(state) : NULL;
 	if (top && !top->write) {
-		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0,
-					       &u->wake, &until);
+		ret = tofutex_rw_grant_readers(state, u->table, u->uaddr, word,
+					       0, &u->wake, &until);
 		if (ret != TOFUTEX_RW_ORPHAN)
 			return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
 		/* Free, still reserved; the top reader times its wait. */

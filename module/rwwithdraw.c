@@ -66,6 +66,9 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	writer = tofutex_rw_first_writer(state);
 	if (writer && tofutex_rw_waited(writer, ktime_get_ns()))
 		goto out;
+	/* A writer in its signal handler keeps it (rwkeeper.c). */
+	if (tofutex_rw_kept_since(c->q.table, c->q.uaddr))
+		goto out;
 	top = tofutex_rw_first(state);
 	tofutex_debug_window(TOFUTEX_WINDOW_RW_WITHDRAW, c->q.uaddr, word);
 	newval = word & ~TOFUTEX_RW_HANDOFF;
@@ -129,8 +132,12 @@ void tofutex_rw_withdraw(void *arg, int err)
 	struct tofutex_deadline budget;
 	u32 woken;
 
-	/* Its leave timed the readers' wait already (rwlock.c). */
-	if (c->keeps)
+	/*
+	 * Its leave timed the readers' wait already (rwlock.c); the record
+	 * keeps the time beyond the state. Out of memory: it withdraws as
+	 * an owner that leaves does.
+	 */
+	if (c->keeps && !tofutex_rw_keep(c->q.table, c->q.uaddr, c->left))
 		return;
 	budget.clock = CLOCK_MONOTONIC;
 	budget.expires = ktime_add_ns(ktime_get(), TOFUTEX_RW_RETRY_NS);

@@ -152,6 +152,19 @@ struct tofutex_counters {
 	atomic_long_t live;
 };
 
+/* rwkeeper.c: reservations of reserving writers out in a signal handler */
+struct tofutex_rw_keepers {
+	spinlock_t lock;
+	struct list_head list;
+};
+
+void tofutex_rw_keepers_init(struct tofutex_rw_keepers *k);
+void tofutex_rw_keepers_destroy(struct tofutex_rw_keepers *k);
+struct tofutex_rw_keepers *tofutex_table_keepers(struct tofutex_table *table);
+int tofutex_rw_keep(struct tofutex_table *table, u32 __user *uaddr, u64 since);
+void tofutex_rw_unkeep(struct tofutex_table *table, u32 __user *uaddr);
+u64 tofutex_rw_kept_since(struct tofutex_table *table, u32 __user *uaddr);
+
 int tofutex_counters_init(struct tofutex_counters *cnt);
 void tofutex_counters_destroy(struct tofutex_counters *cnt);
 struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table);

@@ -268,6 +268,69 @@ static inline void locker_release(struct locker *l)
 	ck_assert_int_eq(l->unlock_ret, 0);
 }
 
+/* ---- handoff_ns, and reserving writers a signal took out ---- */
+
+/* handoff_ns and spin_ns, saved before a test of this group changes them. */
+static unsigned long saved_handoff_ns, saved_spin_ns;
+static bool handoff_saved, spin_saved;
+
+static inline void handoff_save(void)
+{
+	tfail_reset();
+	handoff_saved = param_read("handoff_ns", &saved_handoff_ns);
+	spin_saved = param_read("spin_ns", &saved_spin_ns);
+}
+
+static inline void handoff_restore(void)
+{
+	window_close();
+	if (handoff_saved)
+		param_write("handoff_ns", saved_handoff_ns);
+	if (spin_saved)
+		param_write("spin_ns", saved_spin_ns);
+}
+
+/*
+ * Queue a TOFUTEX_LOCK_RW_RESERVE writer on the reader-held @word and take
+ * it out of WRLOCK with SIGUSR1 (EINTR: no SA_RESTART). It keeps its
+ * reservation: as far as the kernel can tell, it is in its handler.
+ */
+static inline void reserving_writer_signalled_out(int fd, uint32_t *word)
+{
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
+		      strerror(w.ret));
+}
+
+/*
+ * reserving_writer_signalled_out(), with reader @r queued behind the
+ * writer (RDLOCK until @deadline, unlocking when told) before the signal:
+ * the word's state, and the time the writer left with it, outlive the
+ * writer's call.
+ */
+static inline void
+reserving_writer_signalled_out_beside(int fd, uint32_t *word,
+						  struct locker *r,
+						  uint64_t deadline)
+{
+	struct locker w;
+
+	install_sigusr1(false);
+	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
+	locker_start_until(r, fd, word, false, true, 0, deadline);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	locker_join(&w);
+	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
+		      strerror(w.ret));
+}
+
 /* Two reader threads relaying the read lock: see test_rwlock.c. */
 struct relay {
 	int fd;

@@ -17,28 +17,6 @@
 
 /* ---- A starving writer ---- */
 
-/* handoff_ns and spin_ns, saved before a test of this group changes them. */
-static unsigned long saved_handoff_ns, saved_spin_ns;
-static bool handoff_saved, spin_saved;
-
-static void handoff_save(void)
-{
-	tfail_reset();
-	handoff_saved = param_read("handoff_ns", &saved_handoff_ns);
-	spin_saved = param_read("spin_ns", &saved_spin_ns);
-}
-
-static void handoff_restore(void)
-{
-	window_close();
-	if (handoff_saved)
-		param_write("handoff_ns", saved_handoff_ns);
-	if (spin_saved)
-		param_write("spin_ns", saved_spin_ns);
-}
-
-
-
 /*
  * Queue a reader and then a writer on @word, which the caller holds for
  * writing, with handoff_ns 0 (the writer starves from the moment it
@@ -462,51 +440,11 @@ static void rw_signal_run(bool write, bool restart)
 }
 
 /*
- * Queue a TOFUTEX_LOCK_RW_RESERVE writer on the reader-held @word and take
- * it out of WRLOCK with SIGUSR1 (EINTR: no SA_RESTART). It keeps its
- * reservation: as far as the kernel can tell, it is in its handler.
- */
-static void reserving_writer_signalled_out(int fd, uint32_t *word)
-{
-	struct locker w;
-
-	install_sigusr1(false);
-	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
-	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
-	locker_join(&w);
-	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
-		      strerror(w.ret));
-}
-
-/*
- * reserving_writer_signalled_out(), with reader @r queued behind the
- * writer (RDLOCK until @deadline, unlocking when told) before the signal:
- * the word's state, and the time the writer left with it, outlive the
- * writer's call.
- */
-static void reserving_writer_signalled_out_beside(int fd, uint32_t *word,
-						  struct locker *r,
-						  uint64_t deadline)
-{
-	struct locker w;
-
-	install_sigusr1(false);
-	locker_start_flags(&w, fd, word, true, false, TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_uint_eq(word_load(word), SHARED | HANDOFF | WAITERS | 1);
-	locker_start_until(r, fd, word, false, true, 0, deadline);
-	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
-	locker_join(&w);
-	ck_assert_msg(w.ret == EINTR, "WRLOCK interrupted: %d (%s)", w.ret,
-		      strerror(w.ret));
-}
-
-/*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) keeps its reservation for its retry: the readers' word
- * keeps RW_HANDOFF, so user space's read attempts keep failing. It was
- * the only one in a call on the word, so the kernel keeps nothing of it:
- * the first reader that blocks takes the word at once.
+ * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
+ * does not come back, the next RDLOCK's top reader clears it and enters
+ * (after waiting handoff_ns from the writer's leave).
  */
 START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 {
@@ -816,19 +754,20 @@ static void slow_handler(int sig)
  * A reader R waits for the reservation of a writer that a signal took out
  * and that is not retried; the last read lock is released meanwhile (the
  * word is free and still reserved, for R's wait). A signal takes R out,
- * and its handler runs past R's deadline, so that the restarted call
- * touches nothing. R, the last one in the kernel, cleared the reservation
- * as it left: a try lock then gets the free word.
+ * and its handler runs past R's deadline and past the writer's
+ * reservation (handoff_ns after it left), so that the restarted call
+ * touches nothing. R left while the writer kept the word: the bit stays
+ * (a try lock fails), and the next reader that blocks, the reservation
+ * over, takes the word at once.
  */
-START_TEST(test_rw_reader_signalled_out_of_orphan_wait_clears_it)
+START_TEST(test_rw_reader_signalled_out_of_kept_wait)
 {
-	uint32_t word = SHARED | 1, v;
+	uint32_t word = SHARED | 1;
 	struct sigaction sa = { .sa_handler = slow_handler,
 				.sa_flags = SA_RESTART };
 	int fd = dev_open();
 	struct locker r;
 	uint64_t deadline;
-	bool ok;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
 	sigemptyset(&sa.sa_mask);
@@ -836,22 +775,19 @@ START_TEST(test_rw_reader_signalled_out_of_orphan_wait_clears_it)
 	deadline = now_ns() + 700 * NSEC_PER_MSEC;
 	reserving_writer_signalled_out_beside(fd, &word, &r, deadline);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	atomic_store(&slow_until, deadline + 200 * NSEC_PER_MSEC);
+	/* Past the deadline, and past the writer's reservation (1 s). */
+	atomic_store(&slow_until, deadline + 500 * NSEC_PER_MSEC);
 	ck_assert_int_eq(pthread_kill(r.thread, SIGUSR2), 0);
-	WAIT_UNTIL(ok, atomic_load(&r.done), 3 * TEST_WAIT_NS);
-	ck_assert(ok);
-	v = word_load(&word);
-	ck_assert_msg(r.ret == ETIMEDOUT || r.ret == 0, "RDLOCK: %d (%s)",
-		      r.ret, strerror(r.ret));
-	/* Given the word, it releases it when told. */
-	atomic_store(&r.may_release, true);
 	locker_join(&r);
-	ck_assert_int_eq(r.unlock_ret, 0);
-	ck_assert_msg(r.ret == 0 || !(v & HANDOFF),
-		      "word 0x%08x: free, reserved, and nobody in the kernel to clear it",
-		      v);
-	ck_assert(cas(&word, 0, test_gettid()));
-	ck_assert_int_eq(rw_unlock(fd, &word, test_gettid(), NULL), 0);
+	ck_assert_msg(r.ret == ETIMEDOUT, "RDLOCK: %d (%s)", r.ret,
+		      strerror(r.ret));
+	ck_assert_uint_eq(word_load(&word) & HANDOFF, HANDOFF);
+	ck_assert(!cas(&word, 0, SHARED | 1));
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE,
+				  now_ns() + 10 * NSEC_PER_SEC, NULL), 0);
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	rw_done(fd, &word);
 }
 END_TEST
@@ -875,10 +811,9 @@ static void *pinger_main(void *arg)
 
 /*
  * A lone reader on a free word reserved for a writer that a signal took
- * out (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each time
- * it leaves it clears the reservation, the last in the kernel, so its
- * restarted call gets in instead of timing the wait from the beginning
- * again.
+ * out (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each
+ * restarted call waits by the writer's clock, not from its own start,
+ * so the reader gets in handoff_ns after the writer left.
  */
 START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
 {
@@ -905,13 +840,13 @@ START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
 END_TEST
 
 /*
- * A free word reserved for a writer that a signal took out and that never
- * came back keeps the reader that waited behind it waiting up to
- * handoff_ns (1 s here) for it; its deadline comes first: it times out,
- * and as the last waiter to leave the free word it clears the
- * reservation, so that a reader that only tries gets in.
+ * The reader that waited behind a reserving writer, which a signal took
+ * out and which does not come back, times out first (100 ms; handoff_ns
+ * 1 s): the writer keeps the free word reserved all the same, so a try
+ * lock fails, and the next reader that blocks gets in handoff_ns after
+ * the writer left.
  */
-START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
+START_TEST(test_rw_timed_out_reader_leaves_kept_reservation)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
@@ -924,10 +859,13 @@ START_TEST(test_rw_timed_out_reader_clears_orphan_reservation)
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	locker_join(&r);
 	ck_assert_int_eq(r.ret, ETIMEDOUT);
-	ck_assert_msg(word_load(&word) == 0,
-		      "word 0x%08x after the reader timed out: the reservation stayed",
+	ck_assert_msg(word_load(&word) & HANDOFF,
+		      "word 0x%08x after the reader timed out: the reservation went",
 		      word_load(&word));
-	ck_assert(cas(&word, 0, SHARED | 1));
+	ck_assert(!cas(&word, 0, SHARED | 1));
+	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
+				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	rw_done(fd, &word);
 }
@@ -1015,11 +953,12 @@ END_TEST
  * A reserving writer that a signal took out of WRLOCK, alone in the
  * kernel, and never came back; a reader keeps the word held. Readers
  * then block one at a time, each for 100 ms, each alone in the kernel
- * (handoff_ns 1 s): the reservation has no owner the kernel knows of, so
- * the first of them gets in, where a wait timed from each reader's own
- * call would let none in for as long as they try.
+ * (handoff_ns 1 s): the wait for the lost writer runs by the one clock
+ * its leave started, kept beyond the word's state, so a reader gets in
+ * handoff_ns after the writer left, well within the 5 s they try. Timed
+ * from each reader's own call, none ever would.
  */
-START_TEST(test_rw_writer_alone_signalled_first_blocking_reader_takes)
+START_TEST(test_rw_orphan_wait_one_clock_for_readers_one_at_a_time)
 {
 	uint32_t word = SHARED | 1;
 	_Atomic bool got = false;
@@ -1259,7 +1198,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
 	tcase_add_test(tc, test_rw_reader_waits_for_signalled_writer);
-	tcase_add_test(tc, test_rw_timed_out_reader_clears_orphan_reservation);
+	tcase_add_test(tc, test_rw_timed_out_reader_leaves_kept_reservation);
 	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_overlapping_readers);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
@@ -1268,8 +1207,8 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_timed_out_writer_keeps_signalled_writers_reservation);
 	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
 	tcase_add_test(tc, test_rw_starving_writer_withdraws_bit_it_found);
-	tcase_add_test(tc, test_rw_reader_signalled_out_of_orphan_wait_clears_it);
-	tcase_add_test(tc, test_rw_writer_alone_signalled_first_blocking_reader_takes);
+	tcase_add_test(tc, test_rw_reader_signalled_out_of_kept_wait);
+	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_readers_one_at_a_time);
 	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);

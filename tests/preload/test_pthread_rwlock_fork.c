@@ -221,10 +221,13 @@ END_TEST
  * parent waits for it, having reserved it. In the child that writer does
  * not exist, and the lock stays reserved for it (tofutex-run(1), BUGS):
  * the child's tryrdlock and trywrlock fail with EBUSY, as glibc's lock,
- * handed to that writer, refuses them; but once the child has released
- * its read lock, its timed write lock takes the lock, where glibc's would
- * wait until the deadline (2 s, an upper bound here). The child's exit
- * status has a bit for each that went otherwise.
+ * handed to that writer, refuses them; once the child has released its
+ * read lock, a timed read lock takes the lock on the module (the child's
+ * kernel state knows of no writer that keeps it) and times out on
+ * futex(2) (the count of reserving writers came with the fork), and its
+ * timed write lock takes the lock, where glibc's would wait until the
+ * deadline (2 s, an upper bound here). The child's exit status has a bit
+ * for each that went otherwise.
  */
 static int child_of_reserved(pthread_rwlock_t *rw)
 {
@@ -237,6 +240,13 @@ static int child_of_reserved(pthread_rwlock_t *rw)
 		bad |= 2;
 	if (pthread_rwlock_unlock(rw))
 		bad |= 4;
+	/* Free and reserved: the module knows of no writer that keeps it. */
+	ts = realtime_in(200 * NSEC_PER_MSEC);
+	r = pthread_rwlock_timedrdlock(rw, &ts);
+	if (r != (tofutex_backend() == TOFUTEX_BACKEND_MODULE ? 0 : ETIMEDOUT))
+		bad |= 64;
+	if (!r && pthread_rwlock_unlock(rw))
+		bad |= 64;
 	ts = realtime_in(2 * NSEC_PER_SEC);
 	r = pthread_rwlock_timedwrlock(rw, &ts);
 	if (r)
@@ -274,7 +284,7 @@ START_TEST(test_fork_child_of_reserved_lock)
 	ck_assert_int_eq(w.ret, 0);
 	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child: status %#x (exit bits: 1 tryrd, 2 trywr not EBUSY; 4 its unlock failed; 8 timedwr timed out, 16 failed otherwise; 32 its unlock failed)",
+		      "child: status %#x (exit bits: 1 tryrd, 2 trywr not EBUSY; 4 its unlock failed; 8 timedwr timed out, 16 failed otherwise; 32 its unlock failed; 64 timedrd not as the backend's)",
 		      status);
 }
 END_TEST
