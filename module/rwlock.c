@@ -80,29 +80,30 @@
  * writer ahead, that writer's critical section and one batch of readers.
  * A writer top waiter sleeps at most until it starves, by its own clock,
  * so that it can raise RW_HANDOFF while readers keep the word. The bit in
- * the word is the starving top writer's, whoever raised it. When that
- * writer leaves the queue without the lock (deadline, signal), it
- * withdraws RW_HANDOFF (unless it is a reserving writer in its signal
- * handler, see below; no other writer touches it, but the last one out of
- * a free word), which would else keep new readers (also tryrdlock in user
- * space) out of a word that only readers hold, unless the first writer
- * still queued starves, whose it is then; WAITERS goes with it when nobody
- * is queued (tofutex_rw_withdraw()), and the top waiter left is woken,
- * since it may sleep relying on the bit. A withdrawal that readers or a
- * page that must be waited for kept from its cmpxchg for
- * TOFUTEX_RW_RETRY_NS leaves the bits to the slow path, where the first
- * reader to block takes the word at once: a bit that no starving writer
- * owns and no reserving writer keeps has no owner
+ * the word is the starving top writer's, whoever raised it, and lives
+ * exactly while that writer is queued. When it leaves the queue without
+ * the lock (deadline, signal, a fatal one or one whose handler runs
+ * before the call is restarted or retried), it withdraws RW_HANDOFF (no
+ * other writer touches it, but the last one out of a free word), which
+ * would else keep new readers (also tryrdlock in user space) out of a
+ * word that only readers hold, unless the first writer still queued
+ * starves, whose it is then; WAITERS goes with it when nobody is queued
+ * (tofutex_rw_withdraw()), and the top waiter left is woken, since it may
+ * sleep relying on the bit. A withdrawal that readers or a page that must
+ * be waited for kept from its cmpxchg for TOFUTEX_RW_RETRY_NS leaves the
+ * bits to the slow path, where the first reader to block takes the word
+ * at once: a bit that no starving writer queued owns has no owner
  * (tofutex_rw_grant_readers()); the last waiter to leave a free word
  * clears such a bit too.
  *
- * A reserving writer that a signal takes out keeps the word for its
- * return, as glibc's writer in its handler does: its keeper record
- * (rwkeeper.c) outlives the word's state, and for handoff_ns after it left
- * no reader is given the word, whether or not the bit reached it (a
- * writer's word), no withdrawal clears the bit, and a release that frees
- * the word leaves it free and reserved. The record goes when the writer's
- * thread calls WRLOCK again, and at the end of those handoff_ns.
+ * A writer in its signal handler so keeps no reservation, where glibc's
+ * writer-preferring lock stays reserved for it: the kernel would have to
+ * keep, for a word nobody is in a call on, who will be back and until
+ * when, and every path that may free the word in user space, or take it
+ * for a reader, would have to consult that. Writer preference is a
+ * scheduling policy, not exclusion: readers may get in while the handler
+ * runs, and the restarted call, which reserves again at once (its clock
+ * starts with it), goes first from then on (tofutex-run(1), BUGS).
  *
  * Every sleep has a timer or a waker
  * ----------------------------------
@@ -113,8 +114,8 @@
  *   reader's RWUNLOCK, since nobody else clears those bits while it is
  *   the starving top waiter (tofutex_rw_on_readers()); one that could not
  *   put its bits into the word within its budget: TOFUTEX_RW_RETRY_NS.
- * - A reader waiting for an orphaned reservation: the end of that wait
- *   (tofutex_rw_grant_readers()), or the withdrawal of that reservation.
+ * - A reader behind a starving writer: the grant or the hand-off that
+ *   makes it top, or that writer's withdrawal.
  * - Whoever clears RW_HANDOFF wakes the top waiter: a grant or a release
  *   the waiter it gives the word or makes top, a withdrawal the top
  *   waiter left (a starving writer raises the bit again).
@@ -540,9 +541,6 @@ static int tofutex_rw_on_readers(struct tofutex_rw_call *c, u32 word)
  * @c:    the call
  * @word: the word as last read, not writer-owned
  *
- * Readers that must wait for a writer's reservation (TOFUTEX_RW_ORPHAN)
- * sleep until its time is up, or until woken.
- *
  * Return: 1 when the caller holds the word, 0 to look again,
  * TOFUTEX_QUEUE_NOT_TOP when a reserving writer queued ahead of the
  * caller, -EAGAIN, or an error of the fault-in or the sleep (-EFAULT,
@@ -552,7 +550,6 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 {
 	struct tofutex_state *state = c->q.state;
 	struct task_struct *top = NULL;
-	u64 until = 0, now;
 	int ret;
 
 	spin_lock(&state->lock);
@@ -562,19 +559,12 @@ static int tofutex_rw_take_readers(struct tofutex_rw_call *c, u32 word)
 	else if (!ret && tofutex_rw_tid(word))
 		ret = TOFUTEX_RW_CHANGED;
 	else if (!ret)
-		ret = tofutex_rw_grant_readers(state, c->q.table, c->q.uaddr,
-					       word, tofutex_rw_readers(word),
-					       &top, &until);
+		ret = tofutex_rw_grant_readers(state, c->q.uaddr, word,
+					       tofutex_rw_readers(word), &top);
 	spin_unlock(&state->lock);
 	if (ret == 1)
 		tofutex_rw_wake_granted(state);
 	tofutex_wake_task(top);
-	if (ret == TOFUTEX_RW_ORPHAN) {
-		/* Wait for the writer that reserved the word, a while. */
-		now = ktime_get_ns();
-		return now < until ?
-		       tofutex_rw_block(c, NULL, word, until - now) : 0;
-	}
 	if (ret == -EFAULT)
 		return tofutex_word_fault_in_until(c->q.uaddr, true, &c->q.deadline);
 	/* RDLOCK's error for a full count. */
@@ -716,10 +706,8 @@ static void tofutex_rw_join(void *arg)
  * @wake: out: the waiter that is top now, or NULL
  *
  * Under state->lock (queue.c). Whether the bits in the word are the
- * caller's, and whether it keeps them for its return from a signal
- * handler (rwwithdraw.c), is settled here, and the readers' wait for such
- * a writer is timed from now: before the waiter it makes top is woken,
- * which may be a reader that must find that time.
+ * caller's, for its withdrawal (rwwithdraw.c), is settled here: it left
+ * without the word as the starving top writer.
  */
 static void tofutex_rw_leave(void *arg, int ret, struct task_struct **wake)
 {
@@ -727,18 +715,11 @@ static void tofutex_rw_leave(void *arg, int ret, struct task_struct **wake)
 	struct tofutex_state *state = c->q.state;
 	struct tofutex_rw_waiter *next;
 	bool was_top;
-	u64 now = ktime_get_ns();
 
 	*wake = NULL;
 	was_top = tofutex_rw_first(state) == &c->waiter;
 	c->owner = ret <= 0 && c->waiter.write && was_top &&
-		   tofutex_rw_waited(&c->waiter, now);
-	c->keeps = c->owner && c->waiter.reserve && ret == -ERESTARTSYS &&
-		   !fatal_signal_pending(current);
-	if (c->keeps) {
-		state->orphan_since = now;
-		c->left = now;
-	}
+		   tofutex_rw_waited(&c->waiter, ktime_get_ns());
 	list_del(&c->waiter.node);
 	/* Given the word and not woken yet: nobody need wake it now. */
 	list_del_init(&c->waiter.wake_node);
@@ -825,9 +806,6 @@ static int tofutex_rw_lock(struct tofutex_table *table, u32 __user *uaddr,
 	u32 word, how = TOFUTEX_STATUS_STOLEN;
 	int ret;
 
-	/* A writer back from its signal handler: its own clock now. */
-	if (write)
-		tofutex_rw_unkeep(table, uaddr);
 	ret = tofutex_word_read_until(uaddr, &word, deadline);
 	if (ret)
 		return ret;

@@ -33,12 +33,6 @@
 
 /* A cmpxchg found the word changed: look again. */
 #define TOFUTEX_RW_CHANGED	2
-/*
- * tofutex_rw_grant_readers(): readers wait for the writer whose
- * reservation the word keeps; neither 1 nor TOFUTEX_RW_CHANGED, nor
- * queue.h's TOFUTEX_QUEUE_NOT_TOP.
- */
-#define TOFUTEX_RW_ORPHAN	4
 
 /**
  * struct tofutex_rw_waiter - a task inside RDLOCK or WRLOCK
@@ -141,27 +135,18 @@ static inline bool tofutex_rw_waited(const struct tofutex_rw_waiter *w,
  *              by the first of them after a sleep; 0: not set
  * @owner:      the caller left as the starving top writer: the RW_HANDOFF
  *              in the word is its own (set by its leave)
- * @keeps:      the caller is such a writer with TOFUTEX_LOCK_RW_RESERVE
- *              that a signal took out: it keeps its bits for its return,
- *              the readers' wait timed from its leave (set by its leave;
- *              rwwithdraw.c, rwkeeper.c)
- * @left:       when it left, with @keeps (ns, monotonic)
  */
 struct tofutex_rw_call {
 	struct tofutex_queue_call q;
 	struct tofutex_rw_waiter waiter;
 	u64 spin_end;
 	bool owner;
-	bool keeps;
-	u64 left;
 };
 
 struct tofutex_rw_waiter *tofutex_rw_first(struct tofutex_state *state);
 struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state);
-int tofutex_rw_grant_readers(struct tofutex_state *state,
-			     struct tofutex_table *table, u32 __user *uaddr,
-			     u32 word, u32 held, struct task_struct **top,
-			     u64 *until);
+int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+			     u32 word, u32 held, struct task_struct **top);
 void tofutex_rw_wake_granted(struct tofutex_state *state);
 void tofutex_rw_withdraw(void *arg, int err);
 

@@ -83,15 +83,12 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
 /**
  * tofutex_rw_grant_readers() - give the word to every queued reader
  * @state: the word's state, with state->lock held
- * @table: the process table (the writers kept out in a handler)
  * @uaddr: the word
  * @word:  the word as read under state->lock
  * @held:  readers that keep holding it: the count of @word, or 0 when the
  *         caller's RWUNLOCK is freeing it
  * @top:   out: the writer that becomes top waiter, with a reference held
  *         for the caller to wake (tofutex_wake_task()), or NULL
- * @until: out: with TOFUTEX_RW_ORPHAN, when the readers' wait for the
- *         writer that reserved the word ends (ns, monotonic)
  *
  * One cmpxchg adds every reader that is queued and not yet given the lock
  * to the count, those behind a writer too: queued readers enter together.
@@ -102,49 +99,29 @@ struct tofutex_rw_waiter *tofutex_rw_first_writer(struct tofutex_state *state)
  * RW_HANDOFF and WAITERS: readers that arrive now queue behind it, and
  * the last reader out hands it the word. Else both bits go (a stale
  * RW_HANDOFF of a writer that gave up, WAITERS that only a top waiter
- * relies on): the writer sets them itself as top waiter. The readers
- * given the word go on state->to_wake, in queue order; the caller wakes
- * them with tofutex_rw_wake_granted() after dropping state->lock.
+ * relies on, or one that a withdrawal gave up on or user space wrote:
+ * with no starving writer queued, nobody owns it): the writer sets them
+ * itself as top waiter. The readers given the word go on state->to_wake,
+ * in queue order; the caller wakes them with tofutex_rw_wake_granted()
+ * after dropping state->lock.
  *
- * But with no starving writer queued, a reserving writer that a signal
- * took out of WRLOCK to run its handler (rwwithdraw.c) may keep the word:
- * it will be back, and as glibc's writer in its handler, it still goes
- * first, whether or not its RW_HANDOFF reached the word. Its leave
- * recorded when it left (state->orphan_since, for the readers it woke
- * then) and so does its keeper record (rwkeeper.c, which outlives the
- * state), and the readers wait for it until handoff_ns after that, by
- * that one clock however they come and go, and are given the word only
- * then, should it not come back (TOFUTEX_RW_ORPHAN). RW_HANDOFF that no
- * such writer keeps has no owner the kernel knows of (a withdrawal gave
- * up, user space wrote it): the readers take the word at once.
- *
- * Return: 1 when given, TOFUTEX_RW_CHANGED, TOFUTEX_RW_ORPHAN (nothing
- * done; *@until set), -EOVERFLOW when the count would overflow (not
- * -EAGAIN, which a release's retry loop would take for a changed word),
- * -EFAULT.
+ * Return: 1 when given, TOFUTEX_RW_CHANGED, -EOVERFLOW when the count
+ * would overflow (not -EAGAIN, which a release's retry loop would take for
+ * a changed word), -EFAULT.
  */
-int tofutex_rw_grant_readers(struct tofutex_state *state,
-			     struct tofutex_table *table, u32 __user *uaddr,
-			     u32 word, u32 held, struct task_struct **top,
-			     u64 *until)
+int tofutex_rw_grant_readers(struct tofutex_state *state, u32 __user *uaddr,
+			     u32 word, u32 held, struct task_struct **top)
 {
 	struct tofutex_rw_waiter *w, *writer, *stop = NULL;
 	u32 n = 0, newval, cur;
-	u64 now = ktime_get_ns(), since;
 
 	lockdep_assert_held(&state->lock);
 	*top = NULL;
 	writer = tofutex_rw_first_writer(state);
 	newval = TOFUTEX_RW_SHARED;
-	if (writer && tofutex_rw_waited(writer, now)) {
+	if (writer && tofutex_rw_waited(writer, ktime_get_ns())) {
 		newval |= TOFUTEX_RW_HANDOFF | TOFUTEX_WAITERS;
 		stop = writer;
-	} else {
-		since = max(state->orphan_since,
-			    tofutex_rw_kept_since(table, uaddr));
-		*until = since + tofutex_handoff_ns();
-		if (since && now < *until)
-			return TOFUTEX_RW_ORPHAN;
 	}
 	list_for_each_entry(w, &state->waiters, node) {
 		if (w == stop)
@@ -168,8 +145,6 @@ int tofutex_rw_grant_readers(struct tofutex_state *state,
 		smp_store_release(&w->granted, true);
 		list_add_tail(&w->wake_node, &state->to_wake);
 	}
-	/* A starving writer owns what the word keeps; else nothing is kept. */
-	state->orphan_since = 0;
 	trace_tofutex_rw_grant(uaddr, n, held, NULL);
 	if (writer)
 		*top = get_task_struct(writer->task);
@@ -237,16 +212,12 @@ struct tofutex_rw_unlocker {
  * @word:  the word as read
  * @vpid:  the caller's TID
  * @freed: out: no writer or reader holds it any more
- * @kept:  a reserving writer out in its signal handler keeps the word
- *         (tofutex_rw_kept_since())
  *
- * Return: the new word (WAITERS kept while a reader still holds it; a
- * word freed while @kept is left free and reserved, RW_SHARED and
- * RW_HANDOFF, so that readers wait for that writer as glibc's do), -EPERM
- * when the caller holds neither the write lock nor, as far as a count can
- * tell, a read lock, -EINVAL for bit 30.
+ * Return: the new word (WAITERS kept while a reader still holds it),
+ * -EPERM when the caller holds neither the write lock nor, as far as a
+ * count can tell, a read lock, -EINVAL for bit 30.
  */
-static s64 tofutex_rw_release(u32 word, u32 vpid, bool kept, bool *freed)
+static s64 tofutex_rw_release(u32 word, u32 vpid, bool *freed)
 {
 	u32 readers = tofutex_rw_readers(word);
 
@@ -258,7 +229,7 @@ static s64 tofutex_rw_release(u32 word, u32 vpid, bool kept, bool *freed)
 		return word - 1;
 	}
 	if (readers == 1 || (tofutex_rw_tid(word) == vpid && vpid))
-		return kept ? TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF : 0;
+		return 0;
 	return -EPERM;
 }
 
@@ -267,11 +238,9 @@ static s64 tofutex_rw_release(u32 word, u32 vpid, bool kept, bool *freed)
  * @arg: the struct tofutex_rw_unlocker
  *
  * Under the bucket lock, as unlock.c's tofutex_unlock_unqueued(): nobody
- * waits, so the release is all. RW_HANDOFF there is stale, or the
- * reservation of a writer out running a signal handler; the release that
- * frees the word clears it either way, since nothing in the kernel tells
- * the two apart: a writer that never comes back (killed in its handler,
- * timed out there) must not keep the word reserved for ever.
+ * waits, so the release is all. RW_HANDOFF there is stale, since only a
+ * starving writer that is queued owns it: the release that frees the
+ * word clears it.
  *
  * Return: 0, -EAGAIN when the word changed, -EPERM, -EINVAL, -EFAULT.
  */
@@ -284,9 +253,7 @@ static int tofutex_rw_unlock_unqueued(void *arg)
 
 	if (tofutex_word_read_inatomic(u->uaddr, &word))
 		return -EFAULT;
-	newval = tofutex_rw_release(word, u->vpid,
-				    tofutex_rw_kept_since(u->table, u->uaddr),
-				    &freed);
+	newval = tofutex_rw_release(word, u->vpid, &freed);
 	if (newval < 0)
 		return newval;
 	if (tofutex_word_cmpxchg_inatomic(u->uaddr, &cur, word, newval))
@@ -336,7 +303,6 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	bool handoff, freed;
 	u32 word, cur;
 	s64 newval;
-	u64 until;
 	int ret;
 
 	lockdep_assert_held(&state->lock);
@@ -345,20 +311,14 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 	/* A dead writer's lock is not the thread's given its TID. */
 	if (tofutex_owner_reused(state, word))
 		return -EPERM;
-	newval = tofutex_rw_release(word, u->vpid,
-				    tofutex_rw_kept_since(u->table, u->uaddr),
-				    &freed);
+	newval = tofutex_rw_release(word, u->vpid, &freed);
 	if (newval < 0)
 		return newval;
 	top = freed ? tofutex_rw_first(state) : NULL;
 	if (top && !top->write) {
-		ret = tofutex_rw_grant_readers(state, u->table, u->uaddr, word,
-					       0, &u->wake, &until);
-		if (ret != TOFUTEX_RW_ORPHAN)
-			return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
-		/* Free, still reserved; the top reader times its wait. */
-		newval = TOFUTEX_RW_SHARED | TOFUTEX_RW_HANDOFF |
-			 TOFUTEX_WAITERS;
+		ret = tofutex_rw_grant_readers(state, u->uaddr, word, 0,
+					       &u->wake);
+		return ret == TOFUTEX_RW_CHANGED ? -EAGAIN : ret;
 	}
 	handoff = top && top->write && tofutex_rw_waited(top, ktime_get_ns());
 	if (handoff)
@@ -367,9 +327,6 @@ static int tofutex_rw_unlock_queued(struct tofutex_rw_unlocker *u,
 		return -EFAULT;
 	if (cur != word)
 		return -EAGAIN;
-	/* No reservation left in the word: none to wait for either. */
-	if (!(newval & TOFUTEX_RW_HANDOFF))
-		state->orphan_since = 0;
 	if (!top)
 		return 0;
 	u->wake = get_task_struct(top->task);

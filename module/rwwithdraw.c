@@ -35,12 +35,11 @@
  * that writer's now, as a grant would keep it (rwunlock.c). Else it goes
  * if the caller owned it (it left as the starving top writer, @owner,
  * whoever raised the bit), or if the caller is the last one out of a free
- * word: nobody left in the kernel would clear it, and a writer in its
- * signal handler reserves the word again when it comes back. WAITERS goes
- * only with an empty queue, since every queued waiter may sleep relying on
- * it. The top waiter left is woken: it may sleep on the reservation
- * withdrawn (a reader waiting for it, rwunlock.c), and the caller's leave
- * woke it before this ran (queue.c).
+ * word: nobody left in the kernel would clear it. WAITERS goes only with
+ * an empty queue, since every queued waiter may sleep relying on it. The
+ * top waiter left is woken: it may sleep on the reservation withdrawn (a
+ * reader queued behind the writer), and the caller's leave woke it before
+ * this ran (queue.c).
  *
  * Return: 0 when done or nothing to do, -EAGAIN when the word changed
  * under the cmpxchg, -EFAULT when its page must be faulted in.
@@ -66,9 +65,6 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	writer = tofutex_rw_first_writer(state);
 	if (writer && tofutex_rw_waited(writer, ktime_get_ns()))
 		goto out;
-	/* A writer in its signal handler keeps it (rwkeeper.c). */
-	if (tofutex_rw_kept_since(c->q.table, c->q.uaddr))
-		goto out;
 	top = tofutex_rw_first(state);
 	tofutex_debug_window(TOFUTEX_WINDOW_RW_WITHDRAW, c->q.uaddr, word);
 	newval = word & ~TOFUTEX_RW_HANDOFF;
@@ -81,7 +77,6 @@ static int tofutex_rw_withdraw_pass(void *arg, u32 *woken)
 	if (!ret && cur != word)
 		ret = -EAGAIN;
 	if (!ret) {
-		state->orphan_since = 0;
 		/* It may sleep on the reservation just withdrawn. */
 		if (top)
 			wake = get_task_struct(top->task);
@@ -108,23 +103,10 @@ out:
  * deadline may have passed already, and the signal it may be leaving for
  * must not end the withdrawal at its first retry (a fault-in that must
  * wait for its page ends on it all the same, as every fault-in does). One
- * given up leaves the bits to the slow path. A reserving writer that a
- * signal took out keeps its bits: the call is restarted, or retried by the
- * library, after the handler, and readers must not slip in meanwhile, as
- * they do not past glibc's writer in its handler; if it never comes back,
- * the readers queued clear RW_HANDOFF handoff_ns after it left
- * (state->orphan_since, set by its leave before the waiter it made top
- * was woken, rwlock.c; tofutex_rw_grant_readers()). That time
- * lives as long as the state, while some task is in a call on the word:
- * when the writer was the last, the kernel keeps nothing of the word, and
- * the first reader to block takes it at once, while user space's readers
- * still find the bit. A writer whose process is being killed
- * (fatal_signal_pending()) withdraws: it will not be back, and a reader
- * that only tries (user space's tryrdlock never enters the kernel) would
- * be kept out until some reader blocks. One killed by a signal that dumps
- * core is not dying yet by the kernel's account while it is here; on a
- * process-private word, the ABI's, nobody outlives it to see its bits, and
- * on a word other processes share, the orphan wait clears them.
+ * given up leaves the bits to the slow path, where the first reader to
+ * block takes the word. Whatever ends the call, a signal whose handler
+ * runs before it is restarted or retried too: the reservation lives while
+ * its writer is queued (rwlock.c, "Writers do not starve").
  */
 void tofutex_rw_withdraw(void *arg, int err)
 {
@@ -132,13 +114,6 @@ void tofutex_rw_withdraw(void *arg, int err)
 	struct tofutex_deadline budget;
 	u32 woken;
 
-	/*
-	 * Its leave timed the readers' wait already (rwlock.c); the record
-	 * keeps the time beyond the state. Out of memory: it withdraws as
-	 * an owner that leaves does.
-	 */
-	if (c->keeps && !tofutex_rw_keep(c->q.table, c->q.uaddr, c->left))
-		return;
 	budget.clock = CLOCK_MONOTONIC;
 	budget.expires = ktime_add_ns(ktime_get(), TOFUTEX_RW_RETRY_NS);
 	tofutex_release_run(tofutex_rw_withdraw_pass, c, c->q.uaddr, &budget,

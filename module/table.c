@@ -108,7 +108,6 @@ struct tofutex_bucket {
  * @tgid:     the thread group it serves, pinned with get_pid()
  * @files:    open files bound to this table, under tofutex_tables_mutex
  * @counters: the process's statistics
- * @keepers:  reserving writers out in a signal handler (rwkeeper.c)
  * @spare:    a freed state kept for reuse, or NULL
  * @buckets:  hash of the process's live states by user address
  */
@@ -118,7 +117,6 @@ struct tofutex_table {
 	struct pid *tgid;
 	unsigned int files;
 	struct tofutex_counters counters;
-	struct tofutex_rw_keepers keepers;
 	struct tofutex_state *spare;
 	struct tofutex_bucket buckets[TOFUTEX_TABLE_BUCKETS];
 };
@@ -138,7 +136,6 @@ static struct tofutex_table *tofutex_table_alloc(struct mm_struct *mm)
 		kvfree(table);
 		return NULL;
 	}
-	tofutex_rw_keepers_init(&table->keepers);
 	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++) {
 		spin_lock_init(&table->buckets[i].lock);
 		INIT_HLIST_HEAD(&table->buckets[i].states);
@@ -205,7 +202,6 @@ void tofutex_table_put(struct tofutex_table *table)
 	for (i = 0; i < TOFUTEX_TABLE_BUCKETS; i++)
 		WARN_ON_ONCE(!hlist_empty(&table->buckets[i].states));
 	kfree(table->spare);
-	tofutex_rw_keepers_destroy(&table->keepers);
 	put_pid(table->tgid);
 	mmdrop(table->mm);
 	tofutex_counters_destroy(&table->counters);
@@ -230,11 +226,6 @@ bool tofutex_table_is_current(const struct tofutex_table *table)
 struct tofutex_counters *tofutex_table_counters(struct tofutex_table *table)
 {
 	return &table->counters;
-}
-
-struct tofutex_rw_keepers *tofutex_table_keepers(struct tofutex_table *table)
-{
-	return &table->keepers;
 }
 
 static struct tofutex_bucket *tofutex_bucket_of(struct tofutex_table *table,

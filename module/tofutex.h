@@ -81,13 +81,6 @@ enum tofutex_state_kind {
  *           the order they were given it, under @lock; see rwunlock.c
  * @releases: in a LOCK state only: kernel releases that found moved
  *           waiters queued, under @lock; read by their poller (requeue.c)
- * @orphan_since: in an RWLOCK state only: when the reservation in the word
- *           lost its writer (a signal took a reserving writer out of
- *           WRLOCK); 0 when no writer left one, and after a grant, a
- *           withdrawal, or an RWUNLOCK that leaves no RW_HANDOFF (other
- *           takes of the word may leave it stale, which only shortens the
- *           readers' wait); times the readers' wait only, and a bit with
- *           no such time has no owner (rwunlock.c); under @lock
  *
  * A state exists only while at least one task is inside an ioctl on its
  * word, so an idle process holds no state at all.
@@ -106,7 +99,6 @@ struct tofutex_state {
 	struct pid *owner;
 	u32 owner_tid;
 	u32 releases;
-	u64 orphan_since;
 };
 
 struct tofutex_table *tofutex_table_get(void);
@@ -151,19 +143,6 @@ struct tofutex_counters {
 	u64 __percpu *events;
 	atomic_long_t live;
 };
-
-/* rwkeeper.c: reservations of reserving writers out in a signal handler */
-struct tofutex_rw_keepers {
-	spinlock_t lock;
-	struct list_head list;
-};
-
-void tofutex_rw_keepers_init(struct tofutex_rw_keepers *k);
-void tofutex_rw_keepers_destroy(struct tofutex_rw_keepers *k);
-struct tofutex_rw_keepers *tofutex_table_keepers(struct tofutex_table *table);
-int tofutex_rw_keep(struct tofutex_table *table, u32 __user *uaddr, u64 since);
-void tofutex_rw_unkeep(struct tofutex_table *table, u32 __user *uaddr);
-u64 tofutex_rw_kept_since(struct tofutex_table *table, u32 __user *uaddr);
 
 int tofutex_counters_init(struct tofutex_counters *cnt);
 void tofutex_counters_destroy(struct tofutex_counters *cnt);

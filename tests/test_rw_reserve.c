@@ -441,23 +441,21 @@ static void rw_signal_run(bool write, bool restart)
 
 /*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
- * SA_RESTART) keeps its reservation for its retry: the readers' word
- * keeps RW_HANDOFF, so user space's read attempts keep failing. If it
- * does not come back, the next RDLOCK's top reader clears it and enters
- * (after waiting handoff_ns from the writer's leave).
+ * SA_RESTART) withdraws its reservation like any writer that leaves: a
+ * reservation lives while its writer is queued, and the kernel keeps
+ * nothing for one in its handler. New readers join the readers in user
+ * space again.
  */
-START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
+START_TEST(test_rw_reserving_writer_signalled_withdraws)
 {
 	uint32_t word = SHARED | 1;
 	int fd = dev_open();
 
 	reserving_writer_signalled_out(fd, &word);
-	ck_assert_msg(word_load(&word) & HANDOFF,
-		      "word 0x%08x: the signalled writer dropped its reservation",
+	ck_assert_msg(word_load(&word) == (SHARED | 1),
+		      "word 0x%08x: the signalled writer left its reservation",
 		      word_load(&word));
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
-	ck_assert_uint_eq(word_load(&word), SHARED | 2);
+	ck_assert(cas(&word, SHARED | 1, SHARED | 2));
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
 	rw_done(fd, &word);
@@ -465,29 +463,51 @@ START_TEST(test_rw_reserving_writer_signalled_keeps_reservation)
 END_TEST
 
 /*
- * While a reserving writer that a signal took out of WRLOCK runs its
- * handler, the reader that waits behind it goes on waiting for it (up to
- * handoff_ns, 1 s here) rather than taking the word past its
- * reservation; the writer, back from the handler, goes first, and the
- * reader after it.
+ * A reader waits behind a reserving writer; a signal takes the writer out
+ * (EINTR): its withdrawal wakes the reader, which joins the readers at
+ * once rather than wait for a writer the kernel no longer knows of.
  */
-START_TEST(test_rw_reader_waits_for_signalled_writer)
+START_TEST(test_rw_reader_behind_signalled_writer_gets_in)
 {
-	uint32_t word = SHARED | 1, woken = 0;
+	uint32_t word = SHARED | 1;
 	int fd = dev_open();
-	struct locker r, back;
+	struct locker r;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	/* A reader waits behind it: the writer is in its handler. */
 	reserving_writer_signalled_out_beside(fd, &word, &r, far());
-	/* The writer is back. */
-	locker_start_flags(&back, fd, &word, true, true,
-			   TOFUTEX_LOCK_RW_RESERVE);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, &woken), 0);
-	locker_has_it(&back, "the writer back from its handler");
-	ck_assert_msg(!atomic_load(&r.done),
-		      "the reader got in past the writer's reservation");
-	locker_release(&back);
+	locker_has_it(&r, "the reader behind the signalled writer");
+	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 2);
+	locker_release(&r);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
+ * A reserving writer whose signal handler was installed with SA_RESTART:
+ * its call is restarted after the handler and reserves the word again at
+ * once, so a reader arriving then waits, and the writer gets the word
+ * when the last reader leaves.
+ */
+START_TEST(test_rw_restarted_reserving_writer_reserves_again)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker w, r;
+	bool ok;
+
+	install_sigusr1(true);
+	locker_start_flags(&w, fd, &word, true, true, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(pthread_kill(w.thread, SIGUSR1), 0);
+	WAIT_UNTIL(ok, atomic_load(&sig_count) >= 1, TEST_WAIT_NS);
+	ck_assert(ok);
+	wait_asleep_in(atomic_load(&w.tid), TOFUTEX_IOC_WRLOCK, "WRLOCK");
+	ck_assert_uint_eq(word_load(&word), SHARED | HANDOFF | WAITERS | 1);
+	locker_start(&r, fd, &word, false, true);
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	locker_has_it(&w, "the restarted writer");
+	ck_assert_msg(!atomic_load(&r.done), "the reader got in first");
+	locker_release(&w);
 	locker_has_it(&r, "the reader");
 	locker_release(&r);
 	rw_done(fd, &word);
@@ -527,9 +547,8 @@ static void reserving_writer_timed_out(struct timed *t, pthread_t th)
  * A reserving writer W1 times out with a reader R queued behind it: R,
  * top waiter now and woken by W1's leaving, finds W1's RW_HANDOFF still in
  * the word (W1's withdrawal held back between its look at the queue and
- * its cmpxchg, 300 ms) and waits for it as for a writer in its signal
- * handler (handoff_ns, 1 s here). The withdrawal clears the bit R relied
- * on, and wakes R, which enters at once instead of at the end of its wait.
+ * its cmpxchg, 300 ms); no starving writer queued owns it, so R enters at
+ * once, and the withdrawal, which found the count moved, is done again.
  */
 START_TEST(test_rw_withdrawal_wakes_reader_waiting_for_reservation)
 {
@@ -547,7 +566,7 @@ START_TEST(test_rw_withdrawal_wakes_reader_waiting_for_reservation)
 	window_open(getpid(), WINDOW_RW_WITHDRAW, 300 * NSEC_PER_MSEC);
 	reserving_writer_timed_out(&w1, th);
 	window_close();
-	/* R's wait would end 1 s after it began, after W1 timed out. */
+	/* Well before the window, 300 ms, ends: R did not wait for it. */
 	end = now_ns() + 500 * NSEC_PER_MSEC;
 	WAIT_UNTIL(ok, atomic_load(&r.done),
 		   now_ns() < end ? end - now_ns() : 0);
@@ -649,35 +668,6 @@ START_TEST(test_rw_writer_starves_by_its_clock_after_a_withdrawal)
 END_TEST
 
 /*
- * A writer that gives up (its deadline) while a reserving writer that a
- * signal took out runs its handler does not take that writer's RW_HANDOFF
- * from the readers' word: it did not put it there, and the other writer
- * will be back. New readers still cannot join.
- */
-START_TEST(test_rw_timed_out_writer_keeps_signalled_writers_reservation)
-{
-	uint32_t word = SHARED | 1;
-	int fd = dev_open();
-
-	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out(fd, &word);
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_WRLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE,
-				  now_ns() + 20 * NSEC_PER_MSEC, NULL),
-			 ETIMEDOUT);
-	ck_assert_msg(word_load(&word) & HANDOFF,
-		      "word 0x%08x: the timed-out writer withdrew another writer's reservation",
-		      word_load(&word));
-	/* The reserving writer never comes back: a reader clears it. */
-	ck_assert_int_eq(rd_lock(fd, &word, NULL), 0);
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 2);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	rw_done(fd, &word);
-}
-END_TEST
-
-/*
  * Two reserving writers with deadlines: W1 raises RW_HANDOFF, W2 queues
  * behind it and inherits the bit when W1 times out (it is the starving
  * top waiter then). When W2 times out too, nobody is left to own the bit:
@@ -709,10 +699,10 @@ END_TEST
 
 /*
  * A reserving writer WR raises RW_HANDOFF and a signal takes it out (its
- * call is not retried); the plain writer W behind it becomes top, starves
- * (handoff_ns, 300 ms here) and finds the bit there: it is W's now. When
- * W gives up (its deadline), it takes the bit back, though WR raised it:
- * no reservation is left with nobody to own it.
+ * call is not retried), withdrawing it; the plain writer W behind it
+ * becomes top, starves (handoff_ns, 300 ms here) and raises the bit
+ * again. When W gives up (its deadline), it takes the bit back: no
+ * reservation is left with nobody to own it.
  */
 START_TEST(test_rw_starving_writer_withdraws_bit_it_found)
 {
@@ -740,262 +730,46 @@ START_TEST(test_rw_starving_writer_withdraws_bit_it_found)
 }
 END_TEST
 
-/* A SIGUSR2 handler that runs until slow_until (ns, monotonic). */
-static _Atomic uint64_t slow_until;
-
-static void slow_handler(int sig)
-{
-	(void)sig;
-	while (now_ns() < atomic_load(&slow_until))
-		;
-}
-
 /*
- * A reader R waits for the reservation of a writer that a signal took out
- * and that is not retried; the last read lock is released meanwhile (the
- * word is free and still reserved, for R's wait). A signal takes R out,
- * and its handler runs past R's deadline and past the writer's
- * reservation (handoff_ns after it left), so that the restarted call
- * touches nothing. R left while the writer kept the word: the bit stays
- * (a try lock fails), and the next reader that blocks, the reservation
- * over, takes the word at once.
+ * RW_HANDOFF that no starving writer queued owns (written here; a
+ * withdrawal that gave up leaves such a bit too) keeps readers of user
+ * space out, but the first reader that blocks takes the word at once,
+ * free or held by readers, and the bit goes.
  */
-START_TEST(test_rw_reader_signalled_out_of_kept_wait)
+START_TEST(test_rw_unowned_reservation_taken_by_first_reader)
 {
-	uint32_t word = SHARED | 1;
-	struct sigaction sa = { .sa_handler = slow_handler,
-				.sa_flags = SA_RESTART };
-	int fd = dev_open();
-	struct locker r;
-	uint64_t deadline;
-
-	param_set("handoff_ns", NSEC_PER_SEC);
-	sigemptyset(&sa.sa_mask);
-	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
-	deadline = now_ns() + 700 * NSEC_PER_MSEC;
-	reserving_writer_signalled_out_beside(fd, &word, &r, deadline);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	/* Past the deadline, and past the writer's reservation (1 s). */
-	atomic_store(&slow_until, deadline + 500 * NSEC_PER_MSEC);
-	ck_assert_int_eq(pthread_kill(r.thread, SIGUSR2), 0);
-	locker_join(&r);
-	ck_assert_msg(r.ret == ETIMEDOUT, "RDLOCK: %d (%s)", r.ret,
-		      strerror(r.ret));
-	ck_assert_uint_eq(word_load(&word) & HANDOFF, HANDOFF);
-	ck_assert(!cas(&word, 0, SHARED | 1));
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE,
-				  now_ns() + 10 * NSEC_PER_SEC, NULL), 0);
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	rw_done(fd, &word);
-}
-END_TEST
-
-/* Signal @target with SIGUSR1 every 300 ms until @stop. */
-struct pinger {
-	pthread_t target;
-	atomic_bool stop;
-};
-
-static void *pinger_main(void *arg)
-{
-	struct pinger *p = arg;
-
-	while (!atomic_load(&p->stop)) {
-		sleep_ns(300 * NSEC_PER_MSEC);
-		pthread_kill(p->target, SIGUSR1);
-	}
-	return NULL;
-}
-
-/*
- * A lone reader on a free word reserved for a writer that a signal took
- * out (handoff_ns 1 s), interrupted every 300 ms (SA_RESTART): each
- * restarted call waits by the writer's clock, not from its own start,
- * so the reader gets in handoff_ns after the writer left.
- */
-START_TEST(test_rw_lone_reader_signalled_gets_orphaned_word)
-{
-	uint32_t word = SHARED | 1;
-	struct pinger p = { 0 };
-	int fd = dev_open();
-	struct locker r;
-	pthread_t tp;
-
-	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out_beside(fd, &word, &r,
-					      now_ns() + 4 * NSEC_PER_SEC);
-	/* The last read lock goes: a free word, reserved, and R alone. */
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	install_sigusr1(true);
-	p.target = r.thread;
-	ck_assert_int_eq(pthread_create(&tp, NULL, pinger_main, &p), 0);
-	locker_has_it(&r, "the lone reader");
-	atomic_store(&p.stop, true);
-	ck_assert(join_within(tp, NULL, TEST_WAIT_NS));
-	locker_release(&r);
-	rw_done(fd, &word);
-}
-END_TEST
-
-/*
- * The reader that waited behind a reserving writer, which a signal took
- * out and which does not come back, times out first (100 ms; handoff_ns
- * 1 s): the writer keeps the free word reserved all the same, so a try
- * lock fails, and the next reader that blocks gets in handoff_ns after
- * the writer left.
- */
-START_TEST(test_rw_timed_out_reader_leaves_kept_reservation)
-{
-	uint32_t word = SHARED | 1;
-	int fd = dev_open();
-	struct locker r;
-
-	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out_beside(fd, &word, &r,
-					      now_ns() + 100 * NSEC_PER_MSEC);
-	/* The last read lock goes: a free word, still reserved. */
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	locker_join(&r);
-	ck_assert_int_eq(r.ret, ETIMEDOUT);
-	ck_assert_msg(word_load(&word) & HANDOFF,
-		      "word 0x%08x after the reader timed out: the reservation went",
-		      word_load(&word));
-	ck_assert(!cas(&word, 0, SHARED | 1));
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)&word,
-				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	rw_done(fd, &word);
-}
-END_TEST
-
-/*
- * Readers that come and go on a word reserved for a writer that a signal
- * took out: two readers, each blocking 100 ms at a time and at once again,
- * half a period apart, so that one of them is always queued. The wait for
- * the lost writer runs by one clock for all of them, not from whichever
- * reader happens to be first: handoff_ns (1 s here) after the first of
- * them found the reservation, a reader gets in, well within the 5 s the
- * readers try. Timed from each call's own queueing, no reader ever would.
- */
-struct orphan_reader {
-	int fd;
-	uint32_t *word;
-	uint64_t offset_ns;
-	uint64_t end;
-	_Atomic bool *got;
-	int bad;		/* an error other than ETIMEDOUT, or 0 */
-};
-
-static void *orphan_reader_main(void *arg)
-{
-	struct orphan_reader *r = arg;
-	int ret;
-
-	sleep_ns(r->offset_ns);
-	while (!atomic_load(r->got) && now_ns() < r->end) {
-		ret = ioc_lock(r->fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)r->word,
-			       TOFUTEX_LOCK_DEADLINE,
-			       now_ns() + 100 * NSEC_PER_MSEC, NULL);
-		if (ret == 0) {
-			atomic_store(r->got, true);
-			ret = rw_unlock(r->fd, r->word, 0, NULL);
-		}
-		if (ret && ret != ETIMEDOUT) {
-			r->bad = ret;
-			break;
-		}
-	}
-	return NULL;
-}
-
-START_TEST(test_rw_orphan_wait_one_clock_for_overlapping_readers)
-{
-	uint32_t word = SHARED | 1;
-	struct orphan_reader r[2];
-	struct locker first;
-	_Atomic bool got = false;
-	pthread_t t[2];
-	int fd = dev_open();
-	int i;
-
-	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out_beside(fd, &word, &first,
-					      now_ns() + 100 * NSEC_PER_MSEC);
-	for (i = 0; i < 2; i++) {
-		r[i] = (struct orphan_reader) {
-			.fd = fd, .word = &word, .got = &got,
-			.offset_ns = (uint64_t)i * 50 * NSEC_PER_MSEC,
-			.end = now_ns() + 5 * NSEC_PER_SEC,
-		};
-		ck_assert_int_eq(pthread_create(&t[i], NULL,
-						orphan_reader_main, &r[i]), 0);
-	}
-	for (i = 0; i < 2; i++)
-		ck_assert_msg(join_within(t[i], NULL, TEST_WAIT_NS),
-			      "orphan reader %d did not stop", i);
-	for (i = 0; i < 2; i++)
-		ck_assert_msg(r[i].bad == 0, "reader %d: %s", i,
-			      strerror(r[i].bad));
-	ck_assert_msg(atomic_load(&got),
-		      "no reader got in in 5 s (word 0x%08x)",
-		      word_load(&word));
-	locker_join(&first);
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
-	rw_done(fd, &word);
-}
-END_TEST
-
-/*
- * A reserving writer that a signal took out of WRLOCK, alone in the
- * kernel, and never came back; a reader keeps the word held. Readers
- * then block one at a time, each for 100 ms, each alone in the kernel
- * (handoff_ns 1 s): the wait for the lost writer runs by the one clock
- * its leave started, kept beyond the word's state, so a reader gets in
- * handoff_ns after the writer left, well within the 5 s they try. Timed
- * from each reader's own call, none ever would.
- */
-START_TEST(test_rw_orphan_wait_one_clock_for_readers_one_at_a_time)
-{
-	uint32_t word = SHARED | 1;
-	_Atomic bool got = false;
-	struct orphan_reader r = {
-		.word = &word, .got = &got,
+	static const uint32_t words[] = {
+		SHARED | HANDOFF | WAITERS,
+		SHARED | HANDOFF | WAITERS | 1,
 	};
 	int fd = dev_open();
-	pthread_t t;
+	unsigned int i;
+	uint32_t word;
 
 	param_set("handoff_ns", NSEC_PER_SEC);
-	reserving_writer_signalled_out(fd, &word);
-	assert_no_live_states(fd);
-	ck_assert_uint_eq(word_load(&word) & HANDOFF, HANDOFF);
-	r.fd = fd;
-	r.end = now_ns() + 5 * NSEC_PER_SEC;
-	ck_assert_int_eq(pthread_create(&t, NULL, orphan_reader_main, &r), 0);
-	ck_assert_msg(join_within(t, NULL, TEST_WAIT_NS),
-		      "the orphan reader did not stop");
-	ck_assert_msg(r.bad == 0, "reader: %s", strerror(r.bad));
-	ck_assert_msg(atomic_load(&got),
-		      "no reader got in in 5 s (word 0x%08x)",
-		      word_load(&word));
-	ck_assert_uint_eq(word_load(&word) & ~WAITERS, SHARED | 1);
-	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		word = words[i];
+		ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK,
+					  (uintptr_t)&word,
+					  TOFUTEX_LOCK_DEADLINE,
+					  now_ns() + 20 * NSEC_PER_MSEC, NULL),
+				 0);
+		ck_assert_uint_eq(word_load(&word),
+				  SHARED | ((words[i] & COUNT_MASK) + 1));
+		while (word_load(&word))
+			ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	}
 	rw_done(fd, &word);
 }
 END_TEST
 
 /*
  * A reserving writer killed while it waits (in another process on a
- * shared word) withdraws its reservation: it will not be back, and
- * readers that only try would be kept out. The signals: SIGKILL, and one
- * whose default action terminates (SIGTERM), which the kernel turns into
- * a SIGKILL of the process at once (fatal_signal_pending()). One whose
- * default action dumps core (SIGQUIT) is not fatal by the kernel's
- * account until the dump begins, after the call returned: there the
- * next reader's wait for the orphaned reservation clears it.
+ * shared word) withdraws its reservation, as one that any signal takes
+ * out does: SIGKILL, one whose default action terminates (SIGTERM, which
+ * the kernel turns into a SIGKILL of the process at once), and one whose
+ * default action dumps core (SIGQUIT, not fatal by the kernel's account
+ * until the dump begins, after the call returned).
  */
 static const int killing_signals[] = { SIGKILL, SIGTERM, SIGQUIT };
 #define N_KILLING_SIGNALS \
@@ -1005,7 +779,7 @@ START_TEST(test_rw_reserving_writer_killed_withdraws)
 {
 	uint32_t *word = mmap(NULL, sizeof(*word), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int sig = killing_signals[_i], status, fd;
+	int sig = killing_signals[_i], status;
 	pid_t pid;
 	bool ok;
 
@@ -1031,21 +805,9 @@ START_TEST(test_rw_reserving_writer_killed_withdraws)
 	ck_assert_int_eq(kill(pid, sig), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
-	if (sig != SIGQUIT) {
-		ck_assert_msg((word_load(word) & ~WAITERS) == (SHARED | 1),
-			      "word 0x%08x after the writer was killed by %s: its reservation stayed",
-			      word_load(word), strsignal(sig));
-		munmap(word, sizeof(*word));
-		return;
-	}
-	/* A reader gets in once it has waited handoff_ns for the writer. */
-	fd = dev_open();
-	ck_assert_int_eq(ioc_lock(fd, TOFUTEX_IOC_RDLOCK, (uintptr_t)word,
-				  TOFUTEX_LOCK_DEADLINE, far(), NULL), 0);
-	ck_assert_uint_eq(word_load(word), SHARED | 2);
-	ck_assert_int_eq(rw_unlock(fd, word, 0, NULL), 0);
-	ck_assert_int_eq(rw_unlock(fd, word, 0, NULL), 0);
-	rw_done(fd, word);
+	ck_assert_msg((word_load(word) & ~WAITERS) == (SHARED | 1),
+		      "word 0x%08x after the writer was killed by %s: its reservation stayed",
+		      word_load(word), strsignal(sig));
 	munmap(word, sizeof(*word));
 }
 END_TEST
@@ -1197,19 +959,14 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
-	tcase_add_test(tc, test_rw_reader_waits_for_signalled_writer);
-	tcase_add_test(tc, test_rw_timed_out_reader_leaves_kept_reservation);
-	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_overlapping_readers);
+	tcase_add_test(tc, test_rw_reader_behind_signalled_writer_gets_in);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
 	tcase_add_test(tc, test_rw_withdrawal_wakes_reader_waiting_for_reservation);
 	tcase_add_test(tc, test_rw_withdrawal_racing_top_writer_starve_time);
-	tcase_add_test(tc, test_rw_timed_out_writer_keeps_signalled_writers_reservation);
 	tcase_add_test(tc, test_rw_inherited_reservation_withdrawn);
 	tcase_add_test(tc, test_rw_starving_writer_withdraws_bit_it_found);
-	tcase_add_test(tc, test_rw_reader_signalled_out_of_kept_wait);
-	tcase_add_test(tc, test_rw_orphan_wait_one_clock_for_readers_one_at_a_time);
-	tcase_add_test(tc, test_rw_lone_reader_signalled_gets_orphaned_word);
+	tcase_add_test(tc, test_rw_unowned_reservation_taken_by_first_reader);
 	tcase_add_test(tc, test_rw_writer_spin_capped_under_moving_readers);
 	suite_add_tcase(s, tc);
 
@@ -1218,7 +975,8 @@ static Suite *rw_reserve_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_rw_signal_eintr, 0, 2);
 	tcase_add_loop_test(tc, test_rw_signal_restart, 0, 2);
-	tcase_add_test(tc, test_rw_reserving_writer_signalled_keeps_reservation);
+	tcase_add_test(tc, test_rw_reserving_writer_signalled_withdraws);
+	tcase_add_test(tc, test_rw_restarted_reserving_writer_reserves_again);
 	tcase_add_loop_test(tc, test_rw_reserving_writer_killed_withdraws, 0,
 			    N_KILLING_SIGNALS);
 	tcase_add_loop_test(tc, test_rw_writer_death, 0, 2);
