@@ -198,15 +198,9 @@ $(LIB_A): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# Both libraries bind their imports at load (-z now): a slot bound lazily
-# runs the loader's resolver on the caller's stack at its first call,
-# which saves the vector registers there (some 3 KB), and the first call
-# of a libc function is often a thread's first contended lock, deep in
-# its calls; glibc's own lock paths call through no slot at all
-# (tests/preload/test_pthread_stack.c).
 $(LIB_SO): $(LIB_PICOBJS) $(LIB_MAP)
 	$(CC) -shared -pthread -Wl,-soname,libtofutex.so.$(SOVERSION) -Wl,-z,defs \
-		-Wl,-z,now $(LIB_MAP_FLAG) $(LDFLAGS) \
+		$(LIB_MAP_FLAG) $(LDFLAGS) \
 		-o $@ $(LIB_PICOBJS)
 	ln -sfn $(@F) build/lib/libtofutex.so.$(SOVERSION)
 	ln -sfn libtofutex.so.$(SOVERSION) build/lib/libtofutex.so
@@ -223,8 +217,8 @@ $(PRELOAD_MAP): $(PRELOAD_VERSIONS)
 
 $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_PICOBJS) $(PRELOAD_MAP)
 	$(CC) -shared -pthread -Wl,-soname,libtofutex-pthread.so.$(SOVERSION) \
-		-Wl,-z,defs -Wl,-z,now -Wl,--version-script=$(PRELOAD_MAP) \
-		$(LDFLAGS) -o $@ $(PRELOAD_OBJS) $(LIB_PICOBJS)
+		-Wl,-z,defs -Wl,--version-script=$(PRELOAD_MAP) $(LDFLAGS) \
+		-o $@ $(PRELOAD_OBJS) $(LIB_PICOBJS)
 	ln -sfn $(@F) build/lib/libtofutex-pthread.so.$(SOVERSION)
 
 # Dynamic, as the programs it starts. It finds the library relative to

@@ -67,12 +67,14 @@
 
 #include "backend.h"
 #include "rwlock.h"
+#include "sys.h"
 
 static long tofutex_futex(uint32_t *uaddr, int op, uint32_t val,
 			  const struct timespec *ts, uint32_t *uaddr2,
 			  uint32_t val3)
 {
-	return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
+	return tofutex__sys_errno(SYS_futex, (long)uaddr, op, val, (long)ts,
+				  (long)uaddr2, val3);
 }
 
 bool tofutex__futex_counting;
@@ -166,10 +168,11 @@ enum tofutex__owner tofutex__owner_of(uint32_t tid)
 	 * moment after pthread_join() returned (the kernel wakes the joiner
 	 * early in the thread's exit): until then it counts as alive.
 	 */
-	if (!syscall(SYS_tgkill, tofutex__pid(), (pid_t)tid, 0) ||
-	    errno == EPERM)
+	if (!tofutex__sys_errno(SYS_tgkill, tofutex__pid(), (pid_t)tid, 0, 0,
+				0, 0) || errno == EPERM)
 		who = TOFUTEX_OWNER_LIVE;
-	else if (!kill((pid_t)tid, 0) || errno == EPERM)
+	else if (!tofutex__sys_errno(SYS_kill, (pid_t)tid, 0, 0, 0, 0, 0) ||
+		 errno == EPERM)
 		who = TOFUTEX_OWNER_FOREIGN;
 	else
 		who = TOFUTEX_OWNER_DEAD;

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 static uint64_t tofutex_fd_cache;
 
@@ -64,51 +65,38 @@ void tofutex__fd_forget(void)
 					     __ATOMIC_RELAXED);
 
 	if (cache)
-		close(tofutex_cache_fd(cache));
+		tofutex__sys(SYS_close, tofutex_cache_fd(cache), 0, 0, 0, 0, 0);
 }
 
-static int tofutex_fd_open_uncancellable(void)
+/*
+ * Opened with the system call itself (sys.h), which is no cancellation
+ * point: the first use of the device comes inside calls that must not be
+ * one (the first contended pthread_mutex_lock() of a process under the
+ * preload) or before a condition wait has set up its cleanup.
+ */
+static int tofutex_fd_open(void)
 {
 	uint64_t cache, expected = 0;
-	int saved_errno, fd, err;
+	int fd, err;
 
 	err = tofutex__fork_ready();
 	if (err)
 		return -err;
 
-	saved_errno = errno;
-	fd = open(TOFUTEX_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		errno = saved_errno;
-		return -err;
-	}
+	fd = (int)tofutex__sys(SYS_openat, AT_FDCWD, (long)TOFUTEX_DEVICE_PATH,
+			       O_RDWR | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return fd;
 
-	cache = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)fd;
+	cache = (uint64_t)(uint32_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0)
+		<< 32 | (uint32_t)fd;
 	if (!__atomic_compare_exchange_n(&tofutex_fd_cache, &expected, cache,
 					 false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		/* Another thread published its descriptor first. */
-		close(fd);
+		tofutex__sys(SYS_close, fd, 0, 0, 0, 0, 0);
 		fd = tofutex_cache_fd(expected);
 	}
-	errno = saved_errno;
-	return fd;
-}
-
-/*
- * open() and close() are cancellation points, but the first use of the
- * device comes inside calls that must not be one (the first contended
- * pthread_mutex_lock() of a process under the preload) or before a
- * condition wait has set up its cleanup: cancellation is held off here.
- */
-static int tofutex_fd_open(void)
-{
-	int state, fd;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-	fd = tofutex_fd_open_uncancellable();
-	pthread_setcancelstate(state, NULL);
 	return fd;
 }
 
@@ -132,7 +120,8 @@ static bool tofutex_fd_forget_foreign(int fd)
 
 	if (!cache || tofutex_cache_fd(cache) != fd)
 		return true;	/* another thread replaced it already */
-	if (tofutex_cache_pid(cache) == getpid())
+	if (tofutex_cache_pid(cache) ==
+	    (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0))
 		return false;	/* our own descriptor: a genuine EBADFD */
 	__atomic_compare_exchange_n(&tofutex_fd_cache, &cache, 0, false,
 				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -153,14 +142,15 @@ int tofutex__ioctl(unsigned long request, void *arg, int *result)
 			err = -fd;
 			break;
 		}
-		ret = ioctl(fd, request, arg);
+		ret = (int)tofutex__sys(SYS_ioctl, fd, (long)request, (long)arg,
+					0, 0, 0);
 		if (ret >= 0) {
 			if (result)
 				*result = ret;
 			err = 0;
 			break;
 		}
-		err = errno;
+		err = -ret;
 		if (err != EBADFD || retried || !tofutex_fd_forget_foreign(fd))
 			break;
 		retried = true;

@@ -65,4 +65,5 @@ int tofutex__fork_ready(void)
 __attribute__((constructor)) static void tofutex_fork_init(void)
 {
 	tofutex__fork_ready();
+	tofutex__bind_calls();
 }

@@ -332,4 +332,7 @@ static inline int tofutex__deadline_ns(const struct timespec *ts,
 	return 0;
 }
 
+/* bind.c: the slow paths' calls into libc, bound at load. */
+void tofutex__bind_calls(void) TOFUTEX_HIDDEN;
+
 #endif /* TOFUTEX_INTERNAL_H */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sys.h"
 
 _Thread_local struct tofutex__thread tofutex__self
 	__attribute__((tls_model("initial-exec")));
@@ -30,7 +31,7 @@ pid_t tofutex__pid(void)
 	pid_t pid = __atomic_load_n(&tofutex_pid, __ATOMIC_RELAXED);
 
 	if (!pid) {
-		pid = getpid();
+		pid = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 		__atomic_store_n(&tofutex_pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
@@ -44,7 +45,7 @@ pid_t tofutex__tid_slow(void)
 	if (tofutex__fork_ready())
 		return 0;
 	saved_errno = errno;
-	tid = (pid_t)syscall(SYS_gettid);
+	tid = (pid_t)tofutex__sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	errno = saved_errno;
 	tofutex__self.tid = tid;
 	__atomic_store_n(&tofutex__tid_used, true, __ATOMIC_RELAXED);

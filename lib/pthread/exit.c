@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../sys.h"
 #include "profile.h"
 #include "stats.h"
 
@@ -37,7 +38,7 @@ static void (*tfx_exit_next)(int);
 /* Write the reports if this process has not yet, from any thread. */
 static void tfx_exit_reports(bool names)
 {
-	pid_t me = (pid_t)syscall(SYS_getpid);
+	pid_t me = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 
 	if (!__atomic_compare_exchange_n(&tfx_exit_owner, &me, 0, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -58,14 +59,15 @@ void _exit(int status)
 		tfx_exit_next(status);
 	/* Before the constructor (another library's): the call glibc makes. */
 	for (;;)
-		syscall(SYS_exit_group, status);
+		tofutex__sys(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 void _Exit(int status) __attribute__((alias("_exit")));
 
 static void tfx_exit_child(void)
 {
-	__atomic_store_n(&tfx_exit_owner, (pid_t)syscall(SYS_getpid),
+	__atomic_store_n(&tfx_exit_owner,
+			 (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
 }
 

@@ -8,7 +8,8 @@
  * stack the first time, which saves the vector registers there (some
  * 3 KB with AVX-512): a thread with a small stack that takes its first
  * contended lock deep in its calls would overflow where glibc's does not.
- * The library binds its imports when it is loaded instead.
+ * The library makes its system calls itself and calls the few C library
+ * functions of its slow paths once from a constructor (lib/bind.c).
  *
  * Each test measures one thread that runs one contended operation (a
  * timed one that times out, so that no second thread must be timed) on a

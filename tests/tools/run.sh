@@ -22,6 +22,11 @@
 #                 run behind it
 #   wrap-after    the interposer after the preload: lockprog completes
 #   audit         LD_AUDIT=libtfx-audit.so: the same output and status
+#   shim          an interposer whose open() and syscall() take a pthread
+#                 mutex (tracers, path remappers), shimprog contending for
+#                 them: the same output and status
+#   ifunc-before  an interposer before the preload that defines strlen()
+#                 as an IFUNC: lockprog runs as stock
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -79,6 +84,9 @@ check() {
 
 cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so" "$src/wrap.c" -ldl &&
 	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-audit.so" "$src/audit.c" &&
+	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -pthread -o "$dir/libtfx-shim.so" "$src/shim.c" -ldl &&
+	cc -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-ifunc.so" "$src/ifunc.c" &&
+	cc "${cflags[@]}" -o "$dir/shimprog" "$src/shimprog.c" &&
 	cc "${cflags[@]}" -o "$dir/lockprog" "$src/lockprog.c" ||
 	{ fail build "the tools' test programs do not build"; }
 
@@ -162,6 +170,20 @@ c=audit
 ran "$c.stock" env LD_AUDIT="$dir/libtfx-audit.so" "$dir/lockprog"
 r1=$rc
 ran "$c.run" env LD_AUDIT="$dir/libtfx-audit.so" "$run" "$dir/lockprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+c=shim
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-shim.so" "$dir/shimprog"
+r1=$rc
+# The backend chosen as a process would (TOFUTEX_BACKEND unset): the
+# first contended lock opens the device then.
+ran "$c.run" env -u TOFUTEX_BACKEND LD_PRELOAD="$dir/libtfx-shim.so" "$run" "$dir/shimprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+c=ifunc-before
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-ifunc.so" "$dir/lockprog"
+r1=$rc
+ran "$c.run" env LD_PRELOAD="$dir/libtfx-ifunc.so" "$run" "$dir/lockprog"
 same "$c" "$c.stock" "$c.run" "$r1" "$rc"
 
 # ---- secure execution ----

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libtofutex - the calls into the C library that the contended paths
+ * make, bound when the library is loaded rather than at their first call.
+ *
+ * A PLT slot is bound lazily, at its first call, by the loader's resolver,
+ * which saves the vector registers on the caller's stack: some 3 KB,
+ * taken by a thread's first contended lock, deep in its calls, where
+ * glibc's own lock takes nothing (its slow paths call through no slot).
+ * Linking with -z now would bind every import at load, but it also runs
+ * the resolvers of IFUNCs that an interposer loaded before the library
+ * defines (strlen, memcpy, ...) before that interposer is relocated,
+ * which crashes it. So the contended paths make their system calls
+ * themselves (sys.h), and the C library functions they still call,
+ * clock_gettime() (deadlines and the spin's time budget), and a condition
+ * wait's pthread_setcanceltype() and pthread_cleanup_push() and _pop()
+ * (__sigsetjmp() and glibc's cancellation registration), are called once
+ * here, from a constructor, after every object is relocated.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "internal.h"
+
+static void tofutex_bind_cleanup(void *arg)
+{
+	(void)arg;
+}
+
+void tofutex__bind_calls(void)
+{
+	struct timespec ts;
+	int type;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type))
+		pthread_setcanceltype(type, NULL);
+	pthread_cleanup_push(tofutex_bind_cleanup, NULL);
+	pthread_cleanup_pop(0);
+}
