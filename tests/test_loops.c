@@ -227,19 +227,33 @@ static atomic_int restarts_seen;
  * whose instruction pointer is back on the syscall instruction and whose
  * rax holds the call's number again (x86-64's handle_signal() for
  * -ERESTARTNOINTR and friends), where a call that returned has its result
- * in rax and the next instruction in rip.
+ * in rax and the next instruction in rip (arm64: pc back on "svc #0").
  */
 static void on_sigusr1_restart(int sig, siginfo_t *si, void *ctx)
 {
 	const ucontext_t *uc = ctx;
+#if defined(__x86_64__)
 	const unsigned char *ip =
 		(const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+	bool restart = uc->uc_mcontext.gregs[REG_RAX] == SYS_ioctl &&
+		       ip[0] == 0x0f && ip[1] == 0x05;	/* syscall */
+#elif defined(__aarch64__)
+	/*
+	 * arm64 (arch/arm64/kernel/signal.c): a call to be restarted has
+	 * pc moved back onto its "svc #0"; x8 keeps the call's number
+	 * either way.
+	 */
+	const uint32_t *ip = (const uint32_t *)uc->uc_mcontext.pc;
+	bool restart = uc->uc_mcontext.regs[8] == SYS_ioctl &&
+		       ip[0] == 0xd4000001;		/* svc #0 */
+#else
+#error "on_sigusr1_restart: no restart check for this architecture"
+#endif
 
 	(void)sig;
 	(void)si;
 	atomic_fetch_add(&sig_count, 1);
-	if (uc->uc_mcontext.gregs[REG_RAX] == SYS_ioctl && ip[0] == 0x0f &&
-	    ip[1] == 0x05)
+	if (restart)
 		atomic_fetch_add(&restarts_seen, 1);
 }
 
