@@ -30,10 +30,18 @@
  */
 #define NO_SUCH_TID	TOFUTEX_RW_COUNT_MASK
 
-/* Addresses user space can never access on x86-64. */
+/*
+ * Addresses user space can never access on x86-64, and on arm64: the
+ * kernel's there too; NON_CANONICAL_ADDR is above the user range, which
+ * on arm64 reaches 2^52 (52-bit VA): 2^47 is a user address there.
+ */
 #define KERNEL_TEXT_ADDR	0xffffffff81000000ULL
 #define KERNEL_DIRECT_ADDR	0xffff888000000000ULL
+#if defined(__aarch64__)
+#define NON_CANONICAL_ADDR	0x0010000000000000ULL
+#else
 #define NON_CANONICAL_ADDR	0x0000800000000000ULL
+#endif
 
 static int dev_open(void)
 {
