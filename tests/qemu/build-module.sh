@@ -39,12 +39,19 @@ done
 find "$src/module" -xtype l -delete
 
 log=$top/build/$kver/module-build.log
+# An arm64 kernel's headers (tests/qemu/arm64-kernels.sh) build with the
+# cross compiler; Debian 12's 6.1 headers set neither ARCH nor
+# CROSS_COMPILE themselves.
+cross=()
+if grep -q '^CONFIG_ARM64=y' "$kdir/.config" 2>/dev/null; then
+	cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+fi
 # Our own make's command-line variables (CC=, CFLAGS=, KVERS=...) must not
 # leak into Kbuild through MAKEFLAGS.
 # A tree in the trixie build root is built there (debian-kernels.sh).
 if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 	"$top/tests/qemu/debian-kernels.sh" make "$kdir" M="$src" W="$w" \
-	TOFUTEX_DEBUG="${TOFUTEX_DEBUG-}" -j"$(nproc)" modules >"$log" 2>&1; then
+	TOFUTEX_DEBUG="${TOFUTEX_DEBUG-}" ${cross[@]+"${cross[@]}"} -j"$(nproc)" modules >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "build-module: module build against $kdir failed (log: $log)" >&2
 	exit 1
