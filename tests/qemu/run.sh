@@ -69,6 +69,13 @@
 #                        give one kernel with it
 #   GUEST_TESTS          these test programs instead of build/tests/test_*
 #   VERBOSE=1            guest console on the terminal as well
+#   ARCH=arm64           check only: arm64 guests (qemu-system-aarch64 -M
+#                        virt, QEMU_CPU, default neoverse-n1) of Debian's
+#                        arm64 kernels (tests/qemu/arm64-kernels.sh; default
+#                        6.1, 6.12 and "default" of Debian 13's), the module
+#                        and the static Check programs cross-built
+#                        (build/arm64/user); no native run, no preload
+#                        suites, glibc tests or real programs
 #
 # How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
 # to its second serial port, which QEMU writes to a host file, and leaves
@@ -89,13 +96,31 @@ die() {
 	exit 1
 }
 
+# The guests' architecture (ARCH). Kbuild and make read ARCH from the
+# environment: it goes no further than here.
+case ${ARCH-} in
+"" | x86 | x86_64 | amd64) garch=x86_64 ;;
+arm64 | aarch64) garch=arm64 ;;
+*) die "ARCH=$ARCH: x86_64 (the default) or arm64" ;;
+esac
+unset ARCH
+# Where the guests' static test programs are; the QEMU and busybox they
+# run with.
+ubuild=$top/build
+qemu_bin="qemu-system-x86_64"
+busybox=/bin/busybox
+if [ "$garch" = arm64 ]; then
+	ubuild=$top/build/arm64/user/build
+	qemu_bin="qemu-system-aarch64"
+fi
+
 # The programs built from the sources there are now (build/ may still hold
 # programs whose sources are gone).
 test_bins() {
 	local src bin
 
 	for src in "$top"/tests/test_*.c; do
-		bin=$top/build/tests/$(basename "$src" .c)
+		bin=$ubuild/tests/$(basename "$src" .c)
 		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
 			continue
 		fi
@@ -116,6 +141,31 @@ tsan_test_bins() {
 		[ -x "$bin" ] && echo "$bin"
 	done
 	return 0
+}
+
+# arm64_userspace: the static Check programs (TESTS: only those) for
+# arm64 guests, built in build/arm64/user, a tree of links to the sources
+# (the Makefile writes build/ where it runs), with the cross compiler and
+# arm64 Check from arm64-kernels.sh's sysroot.
+arm64_userspace() {
+	local u=$top/build/arm64/user s f src b bins=()
+
+	s=$("$here/arm64-kernels.sh" sysroot) || die "no arm64 Check (arm64-kernels.sh sysroot)"
+	mkdir -p "$u"
+	for f in Makefile lib tests bench uapi module; do
+		ln -sfn "$top/$f" "$u/$f"
+	done
+	for src in "$top"/tests/test_*.c; do
+		b=$(basename "$src" .c)
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "$b" <<<"$TESTS"; then
+			continue
+		fi
+		bins+=("build/tests/$b")
+	done
+	[ ${#bins[@]} -gt 0 ] || die "TESTS names no test program"
+	"${MAKE:-make}" -C "$u" --no-print-directory CC=aarch64-linux-gnu-gcc \
+		AR=aarch64-linux-gnu-ar CPPFLAGS="-I$s/usr/include" \
+		LDFLAGS="-L$s/usr/lib/aarch64-linux-gnu" "${bins[@]}"
 }
 
 # The pthread preload's conformance programs (dynamically linked).
@@ -486,7 +536,7 @@ guest() {
 	console=$dir/console.log
 	rm -rf "$root"
 	mkdir -p "$root/bin" "$root/tests" "$root/bench" "$root/etc"
-	cp /bin/busybox "$root/bin/busybox"
+	cp "$busybox" "$root/bin/busybox"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
 	# busybox insmod takes an uncompressed module.
@@ -498,7 +548,7 @@ guest() {
 	if [ "$mode" = check ] && [ -n "${GUEST_TESTS-}" ]; then
 		# Chosen programs only, against a module from elsewhere.
 		for bin in $GUEST_TESTS; do cp "$bin" "$root/tests/"; done
-	elif [ "$mode" = check ] && [ "$guest_scope" = kernel ]; then
+	elif [ "$mode" = check ] && { [ "$guest_scope" = kernel ] || [ "$garch" != x86_64 ]; }; then
 		# A second preemption model: only the module's own tests (the
 		# init's scope "kernel"); user space is the same.
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
@@ -537,12 +587,14 @@ guest() {
 		printf "GLIBC_TESTS='%s'\n" "$GLIBC_TESTS" >>"$root/etc/tofutex-test.env"
 	# PERF=0: not perf (11 MB of gzip): a debug kernel unpacks it slowly.
 	[ "${PERF-1}" = 0 ] || [ "$mode" != check ] || [ ! -x "$root/tests/test_trace" ] ||
-		pack_perf "$root"
+		[ "$garch" != x86_64 ] || pack_perf "$root"
 	(cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) |
 		gzip -1 >"$dir/initramfs.gz"
 
 	# Boot the unpacked vmlinux where possible: seconds faster under TCG.
-	kimage=$("$here/vmlinux.sh" "$kimage" "$top/build/$kver/vmlinux")
+	# (Debian's arm64 images are uncompressed already.)
+	[ "$garch" != x86_64 ] ||
+		kimage=$("$here/vmlinux.sh" "$kimage" "$top/build/$kver/vmlinux")
 
 	if [ "$mode" = check ]; then
 		# glibc's own tests take a few minutes more (the -rt guest about
@@ -554,25 +606,37 @@ guest() {
 	# A program that hangs is killed in the guest first, so that the
 	# guest still reports everything else.
 	test_timeout=${TEST_TIMEOUT:-$((timeout > 60 ? timeout - 30 : timeout))}
-	append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
+	if [ "$garch" = x86_64 ]; then
+		append="console=ttyS0 panic=-1 oops=panic quiet tofutex_mode=$mode"
+	else
+		# The virt board's second PL011 (QEMU 10 adds it for a second
+		# -serial); no exit port: PSCI power-off, QEMU exits 0.
+		append="console=ttyAMA0 panic=-1 oops=panic quiet tofutex_mode=$mode"
+		append="$append tofutex_port=ttyAMA1 tofutex_exit=poweroff"
+	fi
 	append="$append tofutex_test_timeout=$test_timeout"
 	[ "$preempt" = default ] || append="$append preempt=$preempt"
 	[ "$guest_scope" = all ] || append="$append tofutex_scope=$guest_scope"
 	append="$append ${KAPPEND-}"
 	accel=${QEMU_ACCEL:-tcg,thread=multi}
-	qemu=(qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 -nic none -nographic -no-reboot
-	      -monitor none -bios /usr/share/qemu/qboot.rom)
+	if [ "$garch" = x86_64 ]; then
+		qemu=(qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 -nic none -nographic -no-reboot
+		      -monitor none -bios /usr/share/qemu/qboot.rom)
+	else
+		qemu=(qemu-system-aarch64 -M virt -cpu "${QEMU_CPU:-neoverse-n1}" -accel "$accel"
+		      -m 1G -smp 2 -nic none -nographic -no-reboot -monitor none)
+	fi
 	if [ "${VERBOSE-}" = 1 ]; then
 		qemu+=(-chardev "stdio,id=con,logfile=$console" -serial chardev:con)
 	else
 		qemu+=(-serial "file:$console")
 	fi
-	qemu+=(-serial "file:$results"
-	       -device isa-debug-exit,iobase=0xf4,iosize=0x04
-	       -kernel "$kimage" -initrd "$dir/initramfs.gz" -append "$append")
+	qemu+=(-serial "file:$results")
+	[ "$garch" != x86_64 ] || qemu+=(-device "isa-debug-exit,iobase=0xf4,iosize=0x04")
+	qemu+=(-kernel "$kimage" -initrd "$dir/initramfs.gz" -append "$append")
 
 	echo "== $name: booting $kimage ($mode, timeout ${timeout} s)"
-	echo "== $name: qemu -accel $accel -smp 2; kernel command line: $append"
+	echo "== $name: ${qemu[0]} -accel $accel -smp 2; kernel command line: $append"
 	rm -f "$console" "$dir/counts"
 	: >"$results"
 	start=$(date +%s.%N)
@@ -596,7 +660,9 @@ guest() {
 	touch "$console"
 
 	tally "$name" "$(cat "$dir/counts" 2>/dev/null || echo "COUNTS 0 1 0")"
-	if [ $((status % 2)) = 1 ]; then
+	if [ "$garch" != x86_64 ] && [ "$status" = 0 ] && grep -q '^@@END ' "$results"; then
+		echo "[$name] guest finished in $secs s (powered off after @@END)"
+	elif [ "$garch" = x86_64 ] && [ $((status % 2)) = 1 ]; then
 		echo "[$name] guest finished in $secs s (exit port: $((status >> 1)))"
 	else
 		total_fail=$((total_fail + 1))
@@ -738,6 +804,10 @@ host() {
 kernel_list() {
 	local k kver out rc=0 rels=()
 
+	if [ "$garch" = arm64 ]; then
+		"$here/arm64-kernels.sh" fetch "$@"
+		return
+	fi
 	for k in "$@"; do
 		if kver=$("$here/kernels.sh" resolve "$k" 2>/dev/null); then
 			echo "$kver /lib/modules/$kver/build /boot/vmlinuz-$kver"
@@ -827,7 +897,7 @@ check_qemu() {
 	*thread=multi*) ;;
 	*) return 0 ;;
 	esac
-	v=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9][0-9.]*\).*/\1/p')
+	v=$("$qemu_bin" --version | sed -n '1s/.*version \([0-9][0-9.]*\).*/\1/p')
 	major=${v%%.*}
 	if [ -z "$major" ] || [ "$major" -lt 10 ]; then
 		die "QEMU ${v:-?} cannot run the guests' vCPUs in parallel (needs 10, from bookworm-backports: run tests/deps.sh as root)"
@@ -851,6 +921,7 @@ case $mode in
 check|bench|check-host|bench-host|check-native|check-glibc) ;;
 *) die "usage: run.sh check|bench [KVER...] | check-host | bench-host | check-native | check-glibc" ;;
 esac
+[ "$garch" = x86_64 ] || [ "$mode" = check ] || die "ARCH=$garch: only check"
 
 # A preempt= in KAPPEND chooses every boot's model. It is booted as
 # PREEMPT_MODES would boot it (the label and results directory name it,
@@ -887,12 +958,14 @@ check-native) build=native-test-bins ;;
 check-glibc) build=lib ;;
 *) build=userspace ;;
 esac
-if [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
+if [ "$garch" != x86_64 ]; then
+	[ -n "${GUEST_TESTS-}" ] || arm64_userspace
+elif [ "$mode" != check ] || [ -z "${GUEST_TESTS-}" ]; then
 	"${MAKE:-make}" -C "$top" --no-print-directory "$build"
 fi
-# glibc's own tests, where they run and are wanted.
-case $mode in
-check|check-glibc)
+# glibc's own tests, where they run and are wanted (x86-64 guests).
+case $garch/$mode in
+x86_64/check|x86_64/check-glibc)
 	if [ -z "${GUEST_TESTS-}" ] &&
 	   { [ -z "${TESTS-}" ] || grep -qw glibc <<<"$TESTS"; }; then
 		"${MAKE:-make}" -C "$top" --no-print-directory glibc-tests
@@ -902,18 +975,28 @@ esac
 
 case $mode in
 check|bench)
-	for tool in qemu-system-x86_64 busybox cpio gzip timeout; do
+	if [ "$garch" = x86_64 ]; then
+		tools=(qemu-system-x86_64 busybox cpio gzip timeout)
+	else
+		tools=(qemu-system-aarch64 aarch64-linux-gnu-gcc cpio gzip timeout curl)
+	fi
+	for tool in "${tools[@]}"; do
 		command -v "$tool" >/dev/null || [ -x "/bin/$tool" ] ||
 			die "$tool is missing (run tests/deps.sh)"
 	done
-	[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
+	if [ "$garch" = x86_64 ]; then
+		[ -f /usr/share/qemu/qboot.rom ] || die "qboot.rom is missing (qemu-system-data)"
+	else
+		busybox=$("$here/arm64-kernels.sh" busybox) || die "no arm64 busybox"
+	fi
 	check_qemu
 	preempt_modes=${PREEMPT_MODES:-default}
 	if [ "$mode" = check ]; then
 		[ -n "${GUEST_TESTS-}$(test_bins)" ] || glibc_wanted ||
 			die "no test programs in build/tests (run make first)"
-		# A chosen set of programs (GUEST_TESTS) runs in the guests only.
-		[ -n "${GUEST_TESTS-}" ] || native
+		# A chosen set of programs (GUEST_TESTS) runs in the guests only;
+		# the native run is this host's, not the guests' architecture's.
+		[ -n "${GUEST_TESTS-}" ] || [ "$garch" != x86_64 ] || native
 	else
 		[ -n "$(bench_bins)" ] || [ -n "${BENCHES-}" ] ||
 			die "no benchmark programs in build/bench/bin (run make first)"
@@ -931,7 +1014,9 @@ check|bench)
 			guest_scope=kernel
 		done
 	else
-		if [ $# -eq 0 ]; then
+		if [ $# -eq 0 ] && [ "$garch" = arm64 ]; then
+			set -- 6.1 6.12 default
+		elif [ $# -eq 0 ]; then
 			# shellcheck disable=SC2046 # one release per word
 			if [ "$mode" = check ]; then
 				set -- $("$here/kernels.sh" list)
