@@ -20,6 +20,11 @@
 #            `make check-examples` (run by `make check`)
 #   native   the real programs on this machine (`make bench-native`), and
 #            the tools that count their system calls and context switches
+#   arm64    arm64 guests (ARCH=arm64 tests/qemu/run.sh check): the cross
+#            compiler, qemu-system-arm (bookworm-backports, as QEMU for
+#            x86), and the arm64 architecture in dpkg, for Debian 12's
+#            arm64 kernels, busybox and Check (downloaded, never
+#            installed: tests/qemu/arm64-kernels.sh)
 #
 # When something is missing and it cannot install (not root, no apt-get),
 # it stops and names what is missing. Before it installs anything it
@@ -90,6 +95,10 @@ native=(sysbench stress-ng pigz xz-utils zstd plzip python3 strace linux-perf
 deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config
      systemtap-sdt-dev)
 
+# The arm64 guests' (arm64-kernels.sh downloads the rest with apt-get
+# download and curl).
+arm64=(gcc-aarch64-linux-gnu cpio gzip curl debootstrap)
+
 # QEMU from bookworm-backports, at least this major version.
 qemu_pkg=qemu-system-x86
 qemu_min_major=10
@@ -108,6 +117,11 @@ if [ "${1-}" = undo ]; then
 	else
 		echo "deps.sh: no packages recorded in $state/packages"
 	fi
+	if [ -e "$state/arch-arm64" ]; then
+		echo "deps.sh: removing the arm64 architecture from dpkg"
+		dpkg --remove-architecture arm64 ||
+			echo "deps.sh: arm64 packages are still installed: the architecture stays" >&2
+	fi
 	if [ -e "$backports_list" ] || [ -e "$backports_pin" ]; then
 		echo "deps.sh: removing $backports_list and $backports_pin"
 		rm -f "$backports_list" "$backports_pin"
@@ -120,6 +134,7 @@ fi
 [ $# -gt 0 ] || set -- all
 want=()
 need_qemu=0
+need_arm64=0
 for g in "$@"; do
 	case $g in
 	all) want+=("${all[@]}" "${native[@]}"); need_qemu=1 ;;
@@ -130,7 +145,8 @@ for g in "$@"; do
 	deb) want+=("${deb[@]}") ;;
 	docs) want+=("${docs[@]}") ;;
 	native) want+=("${native[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, glibc, deb, docs, native)" >&2; exit 2 ;;
+	arm64) want+=("${arm64[@]}"); need_arm64=1 ;;
+	*) echo "deps.sh: unknown group '$g' (all, build, headers, man, glibc, deb, docs, native, arm64)" >&2; exit 2 ;;
 	esac
 done
 
@@ -140,17 +156,22 @@ if ! command -v dpkg-query >/dev/null; then
 	exit 1
 fi
 
+# A package is there when installed for this host's architecture (or
+# "all"): with a foreign architecture added, dpkg-query prints one line for
+# each architecture a Multi-Arch: same package is installed for.
+host_arch=$(dpkg --print-architecture)
 missing=()
 for p in $(printf '%s\n' "${want[@]}" | sort -u); do
-	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$status" = "install ok installed" ] || missing+=("$p")
+	dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null |
+		grep -qxE "install ok installed ($host_arch|all)" || missing+=("$p")
 done
 
-# qemu_ok: the installed QEMU is new enough for parallel vCPUs.
+# qemu_ok [PKG]: the installed QEMU (PKG, default $qemu_pkg) is new
+# enough for parallel vCPUs.
 qemu_ok() {
 	local v
 
-	v=$(dpkg-query -W -f='${Status} ${Version}' "$qemu_pkg" 2>/dev/null || true)
+	v=$(dpkg-query -W -f='${Status} ${Version}' "${1:-$qemu_pkg}" 2>/dev/null || true)
 	case $v in
 	"install ok installed "*) ;;
 	*) return 1 ;;
@@ -160,13 +181,25 @@ qemu_ok() {
 	[ "${v%%.*}" -ge "$qemu_min_major" ] 2>/dev/null
 }
 
+# The QEMU packages to install from bookworm-backports.
+qemu_pkgs=()
+[ $need_qemu = 0 ] || qemu_ok || qemu_pkgs+=("$qemu_pkg")
+# arm64 guests: qemu-system-arm of the same QEMU (bookworm-backports), and
+# arm64 in dpkg's architectures for the kernels' and busybox's packages.
+arm64_qemu_missing=0
+arm64_arch_missing=0
+if [ $need_arm64 = 1 ]; then
+	qemu_ok qemu-system-arm || arm64_qemu_missing=1
+	dpkg --print-foreign-architectures | grep -qx arm64 || arm64_arch_missing=1
+	[ $arm64_qemu_missing = 0 ] || qemu_pkgs+=(qemu-system-arm)
+fi
 qemu_missing=0
-[ $need_qemu = 1 ] && ! qemu_ok && qemu_missing=1
-[ ${#missing[@]} -eq 0 ] && [ $qemu_missing = 0 ] && exit 0
+[ ${#qemu_pkgs[@]} -eq 0 ] || qemu_missing=1
+[ ${#missing[@]} -eq 0 ] && [ $qemu_missing = 0 ] && [ $arm64_arch_missing = 0 ] && exit 0
 
 [ ${#missing[@]} -eq 0 ] || echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
 [ $qemu_missing = 0 ] ||
-	echo "deps.sh: missing $qemu_pkg >= $qemu_min_major (bookworm-backports)" >&2
+	echo "deps.sh: missing ${qemu_pkgs[*]} >= $qemu_min_major (bookworm-backports)" >&2
 if ! command -v apt-get >/dev/null; then
 	echo "deps.sh: no apt-get here; install them by other means." >&2
 	exit 1
@@ -180,10 +213,12 @@ mkdir -p "$state"
 echo "deps.sh: this installs on this host, with apt-get:"
 [ ${#missing[@]} -eq 0 ] || echo "  ${missing[*]}"
 if [ $qemu_missing = 1 ]; then
-	echo "  $qemu_pkg from bookworm-backports (QEMU $qemu_min_major), with the APT source"
+	echo "  ${qemu_pkgs[*]} from bookworm-backports (QEMU $qemu_min_major), with the APT source"
 	echo "  $backports_list and the pin $backports_pin (priority 100:"
 	echo "  nothing else comes from backports unless QEMU needs it)"
 fi
+[ $arm64_arch_missing = 0 ] ||
+	echo "  the arm64 architecture (dpkg --add-architecture arm64): APT fetches its index"
 echo "  (undo: tests/deps.sh undo, or make deps-undo)"
 if [ $qemu_missing = 1 ] && [ ! -e "$backports_list" ]; then
 	cat >"$backports_list" <<-'EOS'
@@ -201,6 +236,10 @@ if [ $qemu_missing = 1 ] && [ ! -e "$backports_list" ]; then
 	Pin-Priority: 100
 	EOS
 fi
+if [ $arm64_arch_missing = 1 ]; then
+	dpkg --add-architecture arm64
+	touch "$state/arch-arm64"
+fi
 apt-get update
 # count ARGS...: what `apt-get install ARGS` would install and upgrade.
 count() {
@@ -214,11 +253,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y --no-install-recommends "${missing[@]}"
 	printf '%s\n' "${missing[@]}" >>"$state/packages"
 fi
-if [ $qemu_missing = 1 ]; then
-	count -t bookworm-backports "$qemu_pkg"
+for q in ${qemu_pkgs[@]+"${qemu_pkgs[@]}"}; do
+	count -t bookworm-backports "$q"
 	had_qemu=0
-	dpkg-query -W -f='${Status}' "$qemu_pkg" 2>/dev/null | grep -q 'ok installed' && had_qemu=1
-	apt-get install -y --no-install-recommends -t bookworm-backports "$qemu_pkg"
-	[ $had_qemu = 1 ] || echo "$qemu_pkg" >>"$state/packages"
-	qemu_ok || { echo "deps.sh: $qemu_pkg >= $qemu_min_major did not install" >&2; exit 1; }
-fi
+	dpkg-query -W -f='${Status}' "$q" 2>/dev/null | grep -q 'ok installed' && had_qemu=1
+	apt-get install -y --no-install-recommends -t bookworm-backports "$q"
+	[ $had_qemu = 1 ] || echo "$q" >>"$state/packages"
+	qemu_ok "$q" || { echo "deps.sh: $q >= $qemu_min_major did not install" >&2; exit 1; }
+done
