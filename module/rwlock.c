@@ -783,9 +783,7 @@ static int tofutex_rw_take_reused(struct tofutex_table *table,
  * @status:   out: TOFUTEX_STATUS_* and sleep count on success
  *
  * A caller whose deadline has passed touches nothing (a writer that
- * polls must not withdraw another's reservation); when it is the retry
- * of a reserving writer that a signal took out (tofutex_rw_withdraw()),
- * the reservation it leaves goes as "Writers do not starve" says.
+ * polls must not withdraw another's reservation).
  *
  * Return: 0, or -EDEADLK, -EAGAIN, -EPERM, -ETIMEDOUT, -ERESTARTSYS,
  * -EINVAL, -EFAULT, -EINTR, -ENOMEM.
