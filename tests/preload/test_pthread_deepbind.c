@@ -12,6 +12,7 @@
  * thread's stack than glibc's own dlopen() goes.
  */
 #include "glibc_code.h"
+#include "stack_depth.h"
 
 /* ---- rwlocks, condition variables: a plugin loaded with RTLD_DEEPBIND ---- */
 
@@ -483,8 +484,6 @@ START_TEST(test_deepbind_nested_dlopen)
 END_TEST
 
 /* A dlopen() in a thread whose stack is painted, for its depth. */
-#define PAINT_STACK	(256 * 1024)
-#define PAINT		0xa5
 
 struct stack_dlopen {
 	const char *name;
@@ -508,24 +507,10 @@ static void *stack_dlopen_main(void *p)
 static size_t dlopen_stack_depth(const char *name, int mode)
 {
 	struct stack_dlopen sd = { .name = name, .mode = mode };
-	unsigned char *stack = mmap(NULL, PAINT_STACK, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	pthread_attr_t a;
-	pthread_t t;
-	size_t i;
+	size_t depth = stack_depth(stack_dlopen_main, &sd);
 
-	ck_assert(stack != MAP_FAILED);
-	memset(stack, PAINT, PAINT_STACK);
-	ck_assert_int_eq(pthread_attr_init(&a), 0);
-	ck_assert_int_eq(pthread_attr_setstack(&a, stack, PAINT_STACK), 0);
-	ck_assert_int_eq(pthread_create(&t, &a, stack_dlopen_main, &sd), 0);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	pthread_attr_destroy(&a);
-	for (i = 0; i < PAINT_STACK && stack[i] == PAINT; i++)
-		;
-	munmap(stack, PAINT_STACK);
 	ck_assert_ptr_nonnull(sd.handle);
-	return PAINT_STACK - i;
+	return depth;
 }
 
 /*

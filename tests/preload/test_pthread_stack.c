@@ -18,10 +18,7 @@
  * so that only the library's show. Check forks each test, so each
  * contended path runs for the first time in its process.
  */
-#include "../common.h"
-
-#define PAINT		0xa5
-#define PAINT_STACK	(256 * 1024)
+#include "stack_depth.h"
 
 /* What the library's contended path may add to the uncontended one. */
 #define CONTENDED_EXTRA	1536
@@ -68,25 +65,11 @@ static void *op_main(void *arg)
 /* Bytes of a painted stack that a thread running @op wrote. */
 static size_t op_stack_depth(enum op op, bool plain, int *ret)
 {
-	unsigned char *stack = mmap(NULL, PAINT_STACK, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct run r = { .op = op, .plain = plain };
-	pthread_attr_t a;
-	pthread_t t;
-	size_t i;
+	size_t depth = stack_depth(op_main, &r);
 
-	ck_assert(stack != MAP_FAILED);
-	memset(stack, PAINT, PAINT_STACK);
-	ck_assert_int_eq(pthread_attr_init(&a), 0);
-	ck_assert_int_eq(pthread_attr_setstack(&a, stack, PAINT_STACK), 0);
-	ck_assert_int_eq(pthread_create(&t, &a, op_main, &r), 0);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	pthread_attr_destroy(&a);
-	for (i = 0; i < PAINT_STACK && stack[i] == PAINT; i++)
-		;
-	munmap(stack, PAINT_STACK);
 	*ret = r.ret;
-	return PAINT_STACK - i;
+	return depth;
 }
 
 /* Hold what @op contends for, or release it. */
