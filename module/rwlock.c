@@ -665,13 +665,19 @@ static bool tofutex_rw_is_top(void *arg)
  * @state: the word's state, with state->lock held
  * @me:    the joining waiter
  *
- * At the end, but a reserving writer joins ahead of the readers not yet
- * given the lock: on a writer-preferring lock a waiting writer goes
- * before readers, also those that blocked before it (behind a writer
- * that held the word), as glibc hands a write unlock to a waiting writer.
- * Its clock starts when it queues, so it is the starving top waiter at
- * once, and RWUNLOCK hands it the word. A reader that was top waiter
- * finds itself behind it (tofutex_rw_take_readers()) and waits again.
+ * At the end, but a reserving writer joins ahead of every waiter that
+ * does not starve yet: the readers not yet given the lock (on a
+ * writer-preferring lock a waiting writer goes before readers, also those
+ * that blocked before it behind a writer that held the word, as glibc
+ * hands a write unlock to a waiting writer), and a writer without
+ * TOFUTEX_LOCK_RW_RESERVE whose handoff_ns has not passed (else it would
+ * wait that writer's handoff_ns with readers joining meanwhile). Its
+ * clock starts when it queues, so it is the starving top waiter at once,
+ * unless a starving writer is queued ahead (whose the bit is, and who
+ * goes first), and RWUNLOCK hands it the word. A reader or writer that
+ * was top waiter finds itself behind it and waits again; a writer
+ * overtaken so starves by its own clock, after which no reserving writer
+ * joins ahead of it any more.
  *
  * Return: the list entry to add @me in front of.
  */
@@ -679,10 +685,12 @@ static struct list_head *tofutex_rw_join_at(struct tofutex_state *state,
 					    const struct tofutex_rw_waiter *me)
 {
 	struct tofutex_rw_waiter *w;
+	u64 now = ktime_get_ns();
 
 	if (me->reserve)
 		list_for_each_entry(w, &state->waiters, node)
-			if (!w->write && !w->granted)
+			if (!w->granted &&
+			    (!w->write || !tofutex_rw_waited(w, now)))
 				return &w->node;
 	return &state->waiters;
 }

@@ -440,6 +440,37 @@ static void rw_signal_run(bool write, bool restart)
 }
 
 /*
+ * A reserving writer W2 queues behind a plain writer W1 that does not
+ * starve yet (handoff_ns 1 s): W2 goes ahead of it, reserves the word at
+ * once (new readers stay out), and gets the word from the last reader
+ * before W1 does.
+ */
+START_TEST(test_rw_reserving_writer_ahead_of_plain_writer)
+{
+	uint32_t word = SHARED | 1;
+	int fd = dev_open();
+	struct locker w1, w2;
+
+	param_set("handoff_ns", NSEC_PER_SEC);
+	locker_start(&w1, fd, &word, true, true);
+	ck_assert_uint_eq(word_load(&word) & HANDOFF, 0);
+	locker_start_flags(&w2, fd, &word, true, true,
+			   TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_msg(word_load(&word) & HANDOFF,
+		      "word 0x%08x: the reserving writer behind a plain one did not reserve",
+		      word_load(&word));
+	ck_assert_int_eq(rw_unlock(fd, &word, 0, NULL), 0);
+	locker_has_it(&w2, "the reserving writer");
+	ck_assert_msg(!atomic_load(&w1.done),
+		      "the plain writer got the word before the reserving one");
+	locker_release(&w2);
+	locker_has_it(&w1, "the plain writer");
+	locker_release(&w1);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) withdraws its reservation like any writer that leaves: a
  * reservation lives while its writer is queued, and the kernel keeps
@@ -959,6 +990,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_reader_behind_starving_writer_waits);
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
+	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_plain_writer);
 	tcase_add_test(tc, test_rw_reader_behind_signalled_writer_gets_in);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
