@@ -198,10 +198,11 @@ tofutex__module_ops(uint64_t features);
 
 /*
  * backend_futex.c: futex(2) itself, also for the module backend's glibc
- * paths (glibc.c). Waits return 0, EAGAIN, EINTR or ETIMEDOUT (at @dl,
- * or at @poll_ns from now on @dl's clock when @poll_ns is not 0,
- * whichever is first), or EFAULT; wakes return the number woken or a
- * negative errno value.
+ * paths (glibc.c). Waits return 0, EAGAIN, EINTR, ETIMEDOUT at @dl (the
+ * kernel's clock said so: the caller takes its word and reads no clock
+ * of its own, which an interposer may have stopped), ETIME at @poll_ns
+ * from now on @dl's clock when @poll_ns is not 0 and comes first, or
+ * EFAULT; wakes return the number woken or a negative errno value.
  */
 TOFUTEX_HIDDEN int tofutex__futex_wait(uint32_t *addr, uint32_t val,
 				       const struct tofutex__deadline *dl,

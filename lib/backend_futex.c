@@ -107,6 +107,9 @@ static int tofutex_futex_wait_bits(uint32_t *addr, uint32_t val,
 	if (tofutex_futex(addr, op, val, tsp, NULL, bits))
 		err = errno;
 	errno = saved_errno;
+	/* The poll's end, not the deadline's. */
+	if (err == ETIMEDOUT && !(dl->set && end == dl->ns))
+		err = ETIME;
 	/* EWOULDBLOCK is EAGAIN on Linux. */
 	return err;
 }
@@ -256,11 +259,10 @@ static int tofutex_futex_lock(uint32_t *word, uint32_t tid,
 			continue;
 		err = tofutex__futex_wait(word, w | TOFUTEX_WAITERS, dl,
 					  robust ? TOFUTEX_POLL_NS : 0);
-		if (err == ETIMEDOUT) {
-			if (tofutex__deadline_passed(dl))
-				return ETIMEDOUT;
+		if (err == ETIMEDOUT)
+			return ETIMEDOUT;
+		if (err == ETIME)
 			check_owner = robust;
-		}
 		/* 0, EAGAIN, EINTR (a lock is not interrupted): look again. */
 		w = __atomic_load_n(word, __ATOMIC_RELAXED);
 	}
@@ -414,9 +416,9 @@ static int tofutex_rw_futex_sleep(tofutex_rwlock_t *rw, uint32_t w,
 						      __ATOMIC_RELAXED))
 		return 0;
 	err = tofutex_futex_wait_bits(&rw->word, want, dl, poll_ns, bits);
-	if (err != ETIMEDOUT)
+	if (err != ETIMEDOUT && err != ETIME)
 		return 0;
-	*expired = tofutex__deadline_passed(dl);
+	*expired = err == ETIMEDOUT;
 	return ETIMEDOUT;
 }
 

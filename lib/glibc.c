@@ -127,7 +127,7 @@ int tofutex__glibc_lock(uint32_t *word, uint32_t tid,
 			continue;
 		/* A raw futex wait on either backend: glibc wakes with futex. */
 		err = tofutex__futex_wait(word, 2, dl, 0);
-		if (err == ETIMEDOUT && tofutex__deadline_passed(dl))
+		if (err == ETIMEDOUT)
 			break;
 		err = 0;
 		w = __atomic_load_n(word, __ATOMIC_RELAXED);

@@ -127,6 +127,11 @@ static inline int tofutex_mutex_take_free(tofutex_mutex_t *m, uint32_t tid,
  * slowed down by every poll. So each poll that finds the same value as
  * the last doubles the pauses before the next one, up to
  * TOFUTEX_USER_SPIN_GAP_MAX; a changed value starts again at one.
+ *
+ * The budget is time, read from clock_gettime(), which an interposer may
+ * stop (a frozen clock for tests, libfaketime's): the pauses are also
+ * counted, and more of them than the budget has nanoseconds end the spin
+ * too, whatever the clock says (no pause takes less than a nanosecond).
  */
 static __attribute__((noinline)) int
 tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
@@ -134,7 +139,7 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 	const uint32_t budget = tofutex__spin_budget();
 	const uint32_t owner = word & TOFUTEX_TID_MASK;
 	unsigned int polls = 0, gap = 1, i;
-	uint64_t end = 0, now;
+	uint64_t end = 0, now, pauses = 0;
 	uint32_t prev;
 	int err;
 
@@ -151,7 +156,7 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 			now = tofutex_now_ns();
 			if (!end) {
 				end = now + budget;
-			} else if (now >= end) {
+			} else if (now >= end || pauses > budget) {
 				tofutex__spin_ended(false, (word &
 					TOFUTEX_TID_MASK) == owner);
 				return EBUSY;
@@ -159,6 +164,7 @@ tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)
 		}
 		for (i = 0; i < gap; i++)
 			tofutex_cpu_relax();
+		pauses += gap;
 		prev = word;
 		word = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 		if (word != prev)

@@ -27,6 +27,8 @@
 #                 them: the same output and status
 #   ifunc-before  an interposer before the preload that defines strlen()
 #                 as an IFUNC: lockprog runs as stock
+#   frozen-clock  clock_gettime() standing still (frozen.c): a timed lock
+#                 times out by the kernel's clock, as stock
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -87,6 +89,8 @@ cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so
 	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -pthread -o "$dir/libtfx-shim.so" "$src/shim.c" -ldl &&
 	cc -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-ifunc.so" "$src/ifunc.c" &&
 	cc "${cflags[@]}" -o "$dir/shimprog" "$src/shimprog.c" &&
+	cc -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-frozen.so" "$src/frozen.c" &&
+	cc "${cflags[@]}" -o "$dir/timedprog" "$src/timedprog.c" &&
 	cc "${cflags[@]}" -o "$dir/lockprog" "$src/lockprog.c" ||
 	{ fail build "the tools' test programs do not build"; }
 
@@ -184,6 +188,12 @@ c=ifunc-before
 ran "$c.stock" env LD_PRELOAD="$dir/libtfx-ifunc.so" "$dir/lockprog"
 r1=$rc
 ran "$c.run" env LD_PRELOAD="$dir/libtfx-ifunc.so" "$run" "$dir/lockprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+c=frozen-clock
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-frozen.so" "$dir/timedprog"
+r1=$rc
+ran "$c.run" env LD_PRELOAD="$dir/libtfx-frozen.so" "$run" "$dir/timedprog"
 same "$c" "$c.stock" "$c.run" "$r1" "$rc"
 
 # ---- secure execution ----

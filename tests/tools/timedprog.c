@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A timed lock of a mutex that the main thread holds for a second, with
+ * a deadline 100 ms away by the real clock (read with the system call,
+ * whatever clock_gettime() says): prints what pthread_mutex_timedlock()
+ * returned, ETIMEDOUT as glibc's does.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+static void *locker(void *arg)
+{
+	struct timespec ts;
+	int r;
+
+	syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 100000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	r = pthread_mutex_timedlock(&m, &ts);
+	*(int *)arg = r;
+	if (!r)
+		pthread_mutex_unlock(&m);
+	return NULL;
+}
+
+int main(void)
+{
+	struct timespec hold = { 1, 0 };
+	pthread_t t;
+	int r = -1;
+
+	pthread_mutex_lock(&m);
+	if (pthread_create(&t, NULL, locker, &r))
+		return 1;
+	nanosleep(&hold, NULL);
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	printf("timedlock: %s\n", r == ETIMEDOUT ? "ETIMEDOUT" :
+	       r == 0 ? "0" : "other");
+	return 0;
+}
