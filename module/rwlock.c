@@ -665,34 +665,37 @@ static bool tofutex_rw_is_top(void *arg)
  * @state: the word's state, with state->lock held
  * @me:    the joining waiter
  *
- * At the end, but a reserving writer joins ahead of every waiter that
- * does not starve yet: the readers not yet given the lock (on a
- * writer-preferring lock a waiting writer goes before readers, also those
- * that blocked before it behind a writer that held the word, as glibc
- * hands a write unlock to a waiting writer), and a writer without
- * TOFUTEX_LOCK_RW_RESERVE whose handoff_ns has not passed (else it would
- * wait that writer's handoff_ns with readers joining meanwhile). Its
- * clock starts when it queues, so it is the starving top waiter at once,
- * unless a starving writer is queued ahead (whose the bit is, and who
- * goes first), and RWUNLOCK hands it the word. A reader or writer that
- * was top waiter finds itself behind it and waits again; a writer
- * overtaken so starves by its own clock, after which no reserving writer
- * joins ahead of it any more.
+ * At the end, but a reserving writer joins behind the last starving
+ * writer queued and ahead of every waiter after it that does not starve
+ * yet: the readers not yet given the lock (on a writer-preferring lock a
+ * waiting writer goes before readers, also those that blocked before it
+ * behind a writer that held the word, as glibc hands a write unlock to a
+ * waiting writer), and a writer without TOFUTEX_LOCK_RW_RESERVE whose
+ * handoff_ns has not passed (else it would wait that writer's handoff_ns
+ * with readers joining meanwhile). No starving writer is ever overtaken,
+ * so the bound of "Writers do not starve" holds for every writer: one
+ * overtaken while it did not starve yet is overtaken no more once it
+ * does. The reserving writer's clock starts when it queues, so it starves
+ * at once, and RWUNLOCK hands it the word when it is top. A reader or
+ * writer that was top waiter finds itself behind it and waits again.
  *
  * Return: the list entry to add @me in front of.
  */
 static struct list_head *tofutex_rw_join_at(struct tofutex_state *state,
 					    const struct tofutex_rw_waiter *me)
 {
-	struct tofutex_rw_waiter *w;
+	struct tofutex_rw_waiter *w, *at = NULL;
 	u64 now = ktime_get_ns();
 
-	if (me->reserve)
-		list_for_each_entry(w, &state->waiters, node)
-			if (!w->granted &&
-			    (!w->write || !tofutex_rw_waited(w, now)))
-				return &w->node;
-	return &state->waiters;
+	if (!me->reserve)
+		return &state->waiters;
+	list_for_each_entry(w, &state->waiters, node) {
+		if (w->write && tofutex_rw_waited(w, now))
+			at = NULL;
+		else if (!at && !w->granted)
+			at = w;
+	}
+	return at ? &at->node : &state->waiters;
 }
 
 /* Join the queue, under state->lock (queue.c). */

@@ -471,6 +471,36 @@ START_TEST(test_rw_reserving_writer_ahead_of_plain_writer)
 END_TEST
 
 /*
+ * A plain writer W queued behind a reader R starves (handoff_ns 100 ms,
+ * 200 ms waited); a reserving writer X that comes then queues behind W,
+ * not ahead of R and W: the write unlock gives R the word with W's
+ * reservation, R's unlock hands it to W, and X gets it after W.
+ */
+START_TEST(test_rw_reserving_writer_behind_starving_writer)
+{
+	uint32_t tid = test_gettid(), word = tid;
+	int fd = dev_open();
+	struct locker r, w, x;
+
+	param_set("handoff_ns", 100 * NSEC_PER_MSEC);
+	locker_start(&r, fd, &word, false, true);
+	locker_start(&w, fd, &word, true, true);
+	sleep_ns(200 * NSEC_PER_MSEC);
+	locker_start_flags(&x, fd, &word, true, true, TOFUTEX_LOCK_RW_RESERVE);
+	ck_assert_int_eq(rw_unlock(fd, &word, tid, NULL), 0);
+	locker_has_it(&r, "the reader ahead");
+	locker_release(&r);
+	locker_has_it(&w, "the starving plain writer");
+	ck_assert_msg(!atomic_load(&x.done),
+		      "the reserving writer overtook the starving writer");
+	locker_release(&w);
+	locker_has_it(&x, "the reserving writer");
+	locker_release(&x);
+	rw_done(fd, &word);
+}
+END_TEST
+
+/*
  * A reserving writer that a signal takes out of WRLOCK (EINTR, no
  * SA_RESTART) withdraws its reservation like any writer that leaves: a
  * reservation lives while its writer is queued, and the kernel keeps
@@ -991,6 +1021,7 @@ static Suite *rw_reserve_suite(void)
 	tcase_add_test(tc, test_rw_reserving_writer_starves_at_once);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_queued_readers);
 	tcase_add_test(tc, test_rw_reserving_writer_ahead_of_plain_writer);
+	tcase_add_test(tc, test_rw_reserving_writer_behind_starving_writer);
 	tcase_add_test(tc, test_rw_reader_behind_signalled_writer_gets_in);
 	tcase_add_test(tc, test_rw_timed_out_writer_withdraws_handoff);
 	tcase_add_test(tc, test_rw_writer_starves_by_its_clock_after_a_withdrawal);
