@@ -11,14 +11,13 @@
  * the resolvers of IFUNCs that an interposer loaded before the library
  * defines (strlen, memcpy, ...) before that interposer is relocated,
  * which crashes it. So the contended paths make their system calls
- * themselves (sys.h), and the C library functions they still call,
- * clock_gettime() (deadlines and the spin's time budget), and a condition
- * wait's pthread_setcanceltype() and pthread_cleanup_push() and _pop()
- * (__sigsetjmp() and glibc's cancellation registration), are called once
- * here, from a constructor, after every object is relocated.
+ * themselves (sys.h), the clock too (clock.c), and the C library
+ * functions they still call, a condition wait's pthread_setcanceltype()
+ * and pthread_cleanup_push() and _pop() (__sigsetjmp() and glibc's
+ * cancellation registration), are called once here, from a constructor,
+ * after every object is relocated.
  */
 #include <pthread.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -29,10 +28,8 @@ static void tofutex_bind_cleanup(void *arg)
 
 void tofutex__bind_calls(void)
 {
-	struct timespec ts;
 	int type;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (!pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type))
 		pthread_setcanceltype(type, NULL);
 	pthread_cleanup_push(tofutex_bind_cleanup, NULL);

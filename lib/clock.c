@@ -11,6 +11,7 @@
  * TOFUTEX_FEAT_CLOCK_REALTIME, in monotonic slices (backend_module.c).
  */
 #include "internal.h"
+#include "sys.h"
 
 int tofutex__deadline_init(struct tofutex__deadline *dl, clockid_t clock,
 			   const struct timespec *abstime)
@@ -25,11 +26,18 @@ int tofutex__deadline_init(struct tofutex__deadline *dl, clockid_t clock,
 	return tofutex__deadline_ns(abstime, &dl->ns);
 }
 
+/*
+ * The kernel's clock, read with the system call itself (sys.h): the
+ * deadlines and polls computed from it are handed to the kernel, which
+ * keeps time by the same clock, and clock_gettime() is interposable (a
+ * test clock that stands still, libfaketime's offsets, a shim that takes
+ * a lock and so would re-enter a contended lock's spin).
+ */
 uint64_t tofutex__clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(clock, &ts);
+	tofutex__sys(SYS_clock_gettime, clock, (long)&ts, 0, 0, 0, 0);
 	return (uint64_t)ts.tv_sec * TOFUTEX_NSEC_PER_SEC +
 	       (uint64_t)ts.tv_nsec;
 }

@@ -249,6 +249,10 @@ static int tofutex_cond_sleep(struct tofutex_cond_waiter *w, uint32_t seq,
 		 __atomic_load_n(&w->c->seq, __ATOMIC_RELAXED) == seq &&
 		 !tofutex__deadline_passed(dl));
 	pthread_cleanup_pop(0);
+	/* A signal at the deadline: it timed out, as glibc's wait says. */
+	if (err == EINTR &&
+	    __atomic_load_n(&w->c->seq, __ATOMIC_RELAXED) == seq)
+		err = ETIMEDOUT;
 	return err;
 }
 

@@ -92,10 +92,7 @@ static inline void tofutex_cpu_relax(void)
 
 static inline uint64_t tofutex_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return tofutex__clock_ns(CLOCK_MONOTONIC);
 }
 
 /*
@@ -128,10 +125,10 @@ static inline int tofutex_mutex_take_free(tofutex_mutex_t *m, uint32_t tid,
  * the last doubles the pauses before the next one, up to
  * TOFUTEX_USER_SPIN_GAP_MAX; a changed value starts again at one.
  *
- * The budget is time, read from clock_gettime(), which an interposer may
- * stop (a frozen clock for tests, libfaketime's): the pauses are also
- * counted, and more of them than the budget has nanoseconds end the spin
- * too, whatever the clock says (no pause takes less than a nanosecond).
+ * The budget is time, read from the kernel's clock (clock.c); the pauses
+ * are also counted, and more of them than the budget has nanoseconds end
+ * the spin too, whatever a clock says (no pause takes less than a
+ * nanosecond).
  */
 static __attribute__((noinline)) int
 tofutex_mutex_spin(tofutex_mutex_t *m, uint32_t tid, uint32_t word)

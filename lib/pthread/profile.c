@@ -98,10 +98,7 @@ static unsigned int tfx_prof_top = 10;
 
 uint64_t tfx_prof_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TOFUTEX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return tofutex__clock_ns(CLOCK_MONOTONIC);
 }
 
 static inline void tfx_prof_add(uint64_t *counter, uint64_t v)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../sys.h"
 #include "preload.h"
 
 int tfx_stall_step(clockid_t clockid, const struct timespec *abstime)
@@ -18,7 +19,8 @@ int tfx_stall_step(clockid_t clockid, const struct timespec *abstime)
 	struct timespec now, slice;
 	int err;
 
-	clock_gettime(clockid, &now);
+	/* The kernel's clock, as the wait below keeps it (clock.c). */
+	tofutex__sys(SYS_clock_gettime, clockid, (long)&now, 0, 0, 0, 0);
 	if (abstime && (now.tv_sec > abstime->tv_sec ||
 			(now.tv_sec == abstime->tv_sec &&
 			 now.tv_nsec >= abstime->tv_nsec)))

@@ -567,6 +567,59 @@ START_TEST(test_pshared_cond_is_glibc)
 }
 END_TEST
 
+/*
+ * Timed waits that nobody signals, while another thread sends SIGUSR1 to
+ * the waiter every 30 us (a profiler's rate and more; _i: with and without
+ * SA_RESTART): each ends with ETIMEDOUT, as glibc's does, never with 0
+ * for a signal that came at the deadline.
+ */
+static atomic_bool storm_stop;
+
+static void storm_handler(int sig)
+{
+	(void)sig;
+}
+
+static void *storm_main(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!atomic_load(&storm_stop)) {
+		pthread_kill(target, SIGUSR1);
+		usleep(30);
+	}
+	return NULL;
+}
+
+START_TEST(test_timedwait_under_signals_times_out)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	struct sigaction sa = { .sa_handler = storm_handler,
+				.sa_flags = _i ? SA_RESTART : 0 };
+	pthread_t self = pthread_self(), t;
+	struct timespec ts;
+	int i, r, zero = 0;
+
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	atomic_store(&storm_stop, false);
+	ck_assert_int_eq(pthread_create(&t, NULL, storm_main, &self), 0);
+	for (i = 0; i < 200; i++) {
+		ts = realtime_in(NSEC_PER_MSEC);
+		ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+		r = pthread_cond_timedwait(&c, &m, &ts);
+		ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+		ck_assert_msg(r == 0 || r == ETIMEDOUT, "timedwait: %d", r);
+		zero += r == 0;
+	}
+	atomic_store(&storm_stop, true);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_msg(zero == 0,
+		      "%d of 200 timed waits nobody signalled returned 0", zero);
+}
+END_TEST
+
 static Suite *pthread_cond_suite(void)
 {
 	Suite *s = suite_create("pthread_cond under libtofutex-pthread");
@@ -593,6 +646,7 @@ static Suite *pthread_cond_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_errors, 0, M_COUNT);
 	tcase_add_test(tc, test_condattr_monotonic);
+	tcase_add_loop_test(tc, test_timedwait_under_signals_times_out, 0, 2);
 	tcase_add_loop_test(tc, test_mutex_destroyed_under_cond_wait, 0,
 			    M_ROBUST);
 	suite_add_tcase(s, tc);

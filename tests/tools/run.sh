@@ -29,6 +29,9 @@
 #                 as an IFUNC: lockprog runs as stock
 #   frozen-clock  clock_gettime() standing still (frozen.c): a timed lock
 #                 times out by the kernel's clock, as stock
+#   clock-shim    a clock_gettime() interposer set up by its constructor
+#                 and serialised by a mutex (clockshim.c), clockprog
+#                 contending: the same output and status
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -91,6 +94,8 @@ cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so
 	cc "${cflags[@]}" -o "$dir/shimprog" "$src/shimprog.c" &&
 	cc -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-frozen.so" "$src/frozen.c" &&
 	cc "${cflags[@]}" -o "$dir/timedprog" "$src/timedprog.c" &&
+	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -pthread -o "$dir/libtfx-clockshim.so" "$src/clockshim.c" -ldl &&
+	cc "${cflags[@]}" -o "$dir/clockprog" "$src/clockprog.c" &&
 	cc "${cflags[@]}" -o "$dir/lockprog" "$src/lockprog.c" ||
 	{ fail build "the tools' test programs do not build"; }
 
@@ -194,6 +199,12 @@ c=frozen-clock
 ran "$c.stock" env LD_PRELOAD="$dir/libtfx-frozen.so" "$dir/timedprog"
 r1=$rc
 ran "$c.run" env LD_PRELOAD="$dir/libtfx-frozen.so" "$run" "$dir/timedprog"
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+c=clock-shim
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-clockshim.so" "$dir/clockprog"
+r1=$rc
+ran "$c.run" env LD_PRELOAD="$dir/libtfx-clockshim.so" "$run" "$dir/clockprog"
 same "$c" "$c.stock" "$c.run" "$r1" "$rc"
 
 # ---- secure execution ----
