@@ -543,12 +543,20 @@ START_TEST(test_writer_reserves_before_it_sleeps)
 	pthread_rwlock_t rw;
 	uint32_t word;
 	pthread_t t;
+	bool ok;
 
 	rwlock_make(&rw, _i);
 	w.rw = &rw;
 	ck_assert_int_eq(pthread_rwlock_rdlock(&rw), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, sleeper_main, &w), 0);
 	ck_assert(thread_asleep_within(&w.tid));
+	/*
+	 * Asleep in its wait, not on the way to it (a page fault, the first
+	 * use of the device): its WAITERS is in the word, set in the same
+	 * cmpxchg as RW_HANDOFF where it reserves.
+	 */
+	WAIT_UNTIL(ok, rw_word(&rw) & TOFUTEX_WAITERS, TEST_WAIT_NS);
+	ck_assert_msg(ok, "word %#x: the writer never waited", rw_word(&rw));
 	word = rw_word(&rw);
 	if (nonrecursive(_i)) {
 		ck_assert_msg(word & TOFUTEX_RW_HANDOFF,
