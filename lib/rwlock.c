@@ -211,9 +211,10 @@ int tofutex_rwlock_trywrlock(tofutex_rwlock_t *rw)
 	/*
 	 * A free word may carry WAITERS: take it keeping WAITERS, so that
 	 * the unlock wakes whoever waits, as tofutex_mutex_trylock() does.
-	 * One that carries RW_HANDOFF is reserved for the writer that waits
-	 * (its wake-up is under way, or it is in a signal handler): busy, as
-	 * pthread_rwlock_trywrlock() is while a writer waits.
+	 * One that carries RW_HANDOFF is reserved for a writer that waits (on
+	 * futex(2): its wake-up is under way, or it is in a signal handler;
+	 * on the module such a word has no owner until a reader blocks):
+	 * busy, as pthread_rwlock_trywrlock() is while a writer waits.
 	 */
 	w = __atomic_load_n(&rw->word, __ATOMIC_RELAXED);
 	while (!(w & (RW_COUNT | RW_HANDOFF))) {
