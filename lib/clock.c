@@ -37,7 +37,7 @@ uint64_t tofutex__clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	tofutex__sys(SYS_clock_gettime, clock, (long)&ts, 0, 0, 0, 0);
+	tofutex__clock_read(clock, &ts);
 	return (uint64_t)ts.tv_sec * TOFUTEX_NSEC_PER_SEC +
 	       (uint64_t)ts.tv_nsec;
 }

@@ -20,7 +20,7 @@ int tfx_stall_step(clockid_t clockid, const struct timespec *abstime)
 	int err;
 
 	/* The kernel's clock, as the wait below keeps it (clock.c). */
-	tofutex__sys(SYS_clock_gettime, clockid, (long)&now, 0, 0, 0, 0);
+	tofutex__clock_read(clockid, &now);
 	if (abstime && (now.tv_sec > abstime->tv_sec ||
 			(now.tv_sec == abstime->tv_sec &&
 			 now.tv_nsec >= abstime->tv_nsec)))
