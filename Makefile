@@ -312,9 +312,12 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 # fight over the dpkg lock under make -j); run.sh then builds user space
 # itself, under a lock that makes concurrent runs in one tree take turns.
 # The x86-64 guests boot each kernel once (PREEMPT_MODES=default: the
-# second boot of 6.1 with preempt=none is check-matrix's), which makes
-# room for one arm64 guest (ARM64_KVERS) with the module's tests and the
-# library suites there, on a weakly ordered CPU.
+# second boot of 6.1 with preempt=none is check-matrix's), the kernels
+# between the ends run the suites on the module only (MIDDLE_SCOPE: the
+# futex backend's suites run at the ends and natively), glibc's tests run
+# on the newest kernel only (GLIBC=newest; check-matrix: every kernel),
+# which makes room for one arm64 guest (ARM64_KVERS) with the module's
+# tests and the library suites there, on a weakly ordered CPU.
 ARM64_KVERS ?= 6.12
 check: lint-man
 	@tests/lint-tree.sh
@@ -323,14 +326,16 @@ check: lint-man
 	+@tests/docs.sh docs
 	+@tests/docs.sh examples
 	+@tests/docs.sh dist-check
-	+@$(QEMU_ENV) PREEMPT_MODES='$(or $(PREEMPT_MODES),default)' $(RUN) check $(KVERS)
+	+@$(QEMU_ENV) PREEMPT_MODES='$(or $(PREEMPT_MODES),default)' \
+		MIDDLE_SCOPE='$(or $(MIDDLE_SCOPE),module)' GLIBC='$(or $(GLIBC),newest)' \
+		$(RUN) check $(KVERS)
 	+@$(QEMU_ENV) ARCH=arm64 $(RUN) check $(ARM64_KVERS)
 
 # Every kernel series Debian ships, each in a guest (no lint, docs or
 # native runs): bookworm's 6.1 and 6.12, and trixie's 6.12 and
 # trixie-backports' 6.16 to 7.x, each of those also as -rt (-cloud is the
 # same code with fewer drivers), glibc's tests on the module of each
-# (GLIBC=every; make check runs them on the ends of its list). A guest
+# (GLIBC=every; make check on the newest kernel of its list). A guest
 # takes 5-8 minutes on two cores, a second preemption model's boot 2-3.
 check-matrix:
 	@tests/deps.sh all
@@ -694,7 +699,9 @@ help:
 	@echo '  PROGRAMS=0           leave out the real programs (sysbench, pigz, ...)'
 	@echo '  PERF=0               leave perf out of the guests (test_trace skips its perf run)'
 	@echo '  LOCKBOUND=0          bench: leave out the lock-bound programs (RocksDB, Kyoto Cabinet, ...)'
-	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests; GLIBC=every: on every kernel'
+	@echo '  GLIBC=0              leave out glibc'"'"'s own tests in the guests; GLIBC=every: on every kernel,'
+	@echo '                       GLIBC=newest: on the newest only (make check'"'"'s default)'
+	@echo '  MIDDLE_SCOPE         backends or module: what the kernels between the list'"'"'s ends run (make check: module)'
 	@echo '  BENCHES              only these benchmarks, e.g. "bench_lock" ("none": real programs only)'
 	@echo '  NATIVE_BENCHES       bench-native'"'"'s benchmarks (default "$(NATIVE_BENCHES)"; also profile)'
 	@echo '  NATIVE_ROUNDS        bench-native'"'"'s rounds of the real programs (default $(NATIVE_ROUNDS); 1 has no spread)'

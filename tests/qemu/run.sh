@@ -45,7 +45,11 @@
 #                        backend only); unset: "all" for the first and the
 #                        last kernel of the list (the oldest and the newest
 #                        -rt of the default one) and for a single kernel,
-#                        "backends" between them
+#                        MIDDLE_SCOPE between them
+#   MIDDLE_SCOPE         what the kernels between the list's ends run when
+#                        GUEST_SCOPE is unset: "backends" (default) or
+#                        "module" (make check: the futex backend's suites
+#                        run at the ends and natively)
 #   TESTS                only these test programs, e.g. "test_lock test_device";
 #                        the word "glibc" for glibc's own tests (run when
 #                        TESTS is unset)
@@ -53,7 +57,8 @@
 #   PROGRAMS=0           leave out the real programs (tests/programs/run.sh)
 #   LOCKBOUND=0          bench: leave out the lock-bound programs
 #   GLIBC=0              leave out glibc's own tests (tests/glibc/) in the guests;
-#                        GLIBC=every runs them on the module of every kernel
+#                        GLIBC=every runs them on the module of every kernel,
+#                        GLIBC=newest on the last kernel of the list only
 #                        (default: the guests of scope "all", the ends of
 #                        the list)
 #   BENCHES              only these benchmark programs ("none": only the
@@ -507,6 +512,7 @@ tally() {
 # programs, "kernel" the Check programs only (a second boot of a kernel,
 # where only the preemption model differs).
 guest_scope=all
+guest_last=yes
 guest() {
 	local name=$1 kdir=$2 kimage=$3 preempt=$4 kver ko dir root results console
 	local timeout test_timeout status start secs qemu append bin accel qpid fpid
@@ -570,8 +576,10 @@ guest() {
 		# GLIBC=every (make check-matrix).
 		[ "$guest_scope" != all ] || [ "${PROGRAMS-1}" = 0 ] ||
 			pack_programs "$root"
-		case $guest_scope/${GLIBC-1} in
-		all/* | backends/every) ! glibc_wanted || pack_glibc "$root" ;;
+		case $guest_scope/${GLIBC-1}/$guest_last in
+		all/newest/no) ;;
+		all/* | backends/every/*)
+			! glibc_wanted || pack_glibc "$root" ;;
 		esac
 	else
 		pack_preload "$root"
@@ -858,9 +866,11 @@ guests() {
 	[ -n "${PREEMPT_MODES-}" ] || [ "$mode" != check ] || none=want
 	while read -r kver kdir kimage; do
 		i=$((i + 1))
-		guest_scope=${GUEST_SCOPE:-backends}
+		guest_scope=${GUEST_SCOPE:-${MIDDLE_SCOPE:-backends}}
 		[ -n "${GUEST_SCOPE-}" ] || { [ "$i" != 1 ] && [ "$i" != "$n" ]; } ||
 			guest_scope=all
+		guest_last=no
+		[ "$i" != "$n" ] || guest_last=yes
 		modes=$preempt_modes
 		if [ "$none" = want ] && has_preempt_model "$kdir" none; then
 			modes="$modes none"
