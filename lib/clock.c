@@ -27,11 +27,9 @@ int tofutex__deadline_init(struct tofutex__deadline *dl, clockid_t clock,
 }
 
 /*
- * The kernel's clock, read with the system call itself (sys.h): the
- * deadlines and polls computed from it are handed to the kernel, which
- * keeps time by the same clock, and clock_gettime() is interposable (a
- * test clock that stands still, libfaketime's offsets, a shim that takes
- * a lock and so would re-enter a contended lock's spin).
+ * The kernel's clock, read through the vDSO, not libc's interposable
+ * clock_gettime() (vdso.c): the deadlines and polls computed from it are
+ * handed to the kernel, which keeps time by the same clock.
  */
 uint64_t tofutex__clock_ns(clockid_t clock)
 {

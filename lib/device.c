@@ -9,7 +9,11 @@
  *
  * - It is opened on first use, not at load time: a program that links
  *   libtofutex but never contends on a lock never needs the device, and
- *   uncontended lock and unlock work without it.
+ *   uncontended lock and unlock work without it. Two uses come early on
+ *   purpose: the pthread preload chooses the backend when it is loaded
+ *   (lib/pthread/start.c), and the fork handler of a process that had
+ *   chosen chooses again in the child (fork.c), both before the code
+ *   that might forbid openat() runs.
  *
  * - Threads race to open it: each loser of the compare-and-swap that
  *   publishes the descriptor closes its own and uses the winner's. A failed

@@ -22,21 +22,34 @@
  * this library can survive a fork() unnoticed.
  */
 #include <pthread.h>
+#include <stdbool.h>
 
+#include "backend.h"
 #include "internal.h"
 
 static pthread_once_t tofutex_fork_once = PTHREAD_ONCE_INIT;
 static int tofutex_fork_err;
 
-/* Runs in the child, in its only thread; touches no lock. */
+/*
+ * Runs in the child, in its only thread; touches no lock. A process that
+ * had chosen its backend chooses again here, before fork() returns and so
+ * before the child's own code runs: a child that then confines itself
+ * (a seccomp filter that forbids openat(), a sandbox's chroot) finds its
+ * backend chosen, as its parent had, and its descriptor open. The system
+ * calls that takes are async-signal-safe, as a child handler of a
+ * multithreaded parent requires (backend.c, device.c).
+ */
 static void tofutex_fork_child(void)
 {
 	int saved_errno = errno;
+	bool chosen = __atomic_load_n(&tofutex__ops_cached, __ATOMIC_RELAXED);
 
 	tofutex__fd_forget();
 	tofutex__backend_forget();
 	tofutex__spin_forget();
 	tofutex__tid_forget();
+	if (chosen)
+		tofutex__ops();
 	errno = saved_errno;
 }
 
@@ -66,4 +79,5 @@ __attribute__((constructor)) static void tofutex_fork_init(void)
 {
 	tofutex__fork_ready();
 	tofutex__bind_calls();
+	tofutex__vdso_find();
 }

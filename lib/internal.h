@@ -335,4 +335,8 @@ static inline int tofutex__deadline_ns(const struct timespec *ts,
 /* bind.c: the slow paths' calls into libc, bound at load. */
 void tofutex__bind_calls(void) TOFUTEX_HIDDEN;
 
+/* vdso.c: the kernel's clock, read through the vDSO. */
+void tofutex__vdso_find(void) TOFUTEX_HIDDEN;
+void tofutex__clock_read(clockid_t clock, struct timespec *ts) TOFUTEX_HIDDEN;
+
 #endif /* TOFUTEX_INTERNAL_H */

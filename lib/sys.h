@@ -71,20 +71,6 @@ static inline long tofutex__sys(long nr, long a, long b, long c, long d,
 }
 #endif
 
-/*
- * The kernel's clock into @ts: the system call on x86-64 and arm64 (see
- * clock.c); elsewhere libc's clock_gettime(), which knows the port's
- * time64 system call and struct timespec, where the raw call may not.
- */
-static inline void tofutex__clock_read(clockid_t clock, struct timespec *ts)
-{
-#if defined(__x86_64__) && !defined(__ILP32__) || defined(__aarch64__)
-	tofutex__sys(SYS_clock_gettime, clock, (long)ts, 0, 0, 0, 0);
-#else
-	clock_gettime(clock, ts);
-#endif
-}
-
 static inline long tofutex__sys_errno(long nr, long a, long b, long c,
 				      long d, long e, long f)
 {

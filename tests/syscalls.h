@@ -50,6 +50,23 @@ static inline bool syscalls_can_trap(void)
 		       &(uint32_t){ SECCOMP_RET_TRAP }) == 0;
 }
 
+/* Install @prog on the calling thread, SIGSYS counting what it traps. */
+static inline bool syscalls_install(const struct sock_fprog *prog)
+{
+	struct sigaction sa = { .sa_flags = SA_SIGINFO };
+
+	sa.sa_sigaction = syscalls_on_sigsys;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL))
+		return false;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return false;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog))
+		return false;
+	syscalls_seen = 0;
+	return true;
+}
+
 /*
  * From now on, count the calling thread's system calls (syscalls_seen).
  * Returns false when the filter could not be installed.
@@ -69,18 +86,26 @@ static inline bool syscalls_trap(void)
 		.len = sizeof(code) / sizeof(code[0]),
 		.filter = code,
 	};
-	struct sigaction sa = { .sa_flags = SA_SIGINFO };
 
-	sa.sa_sigaction = syscalls_on_sigsys;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSYS, &sa, NULL))
-		return false;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return false;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
-		return false;
-	syscalls_seen = 0;
-	return true;
+	return syscalls_install(&prog);
+}
+
+/* The same for one system call, @nr, only; every other one runs. */
+static inline bool syscalls_trap_one(unsigned int nr)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(code) / sizeof(code[0]),
+		.filter = code,
+	};
+
+	return syscalls_install(&prog);
 }
 
 #endif /* TOFUTEX_TESTS_SYSCALLS_H */

@@ -542,6 +542,74 @@ START_TEST(test_trylock_held_no_syscall)
 }
 END_TEST
 
+/*
+ * The library reads the clock as libc does, through the vDSO, not with
+ * the system call (nor through an interposable clock_gettime()): where
+ * libc's clock_gettime() makes no clock_gettime system call, a timed lock
+ * of a held mutex that spins and waits until its deadline makes none
+ * either, on each clock. Exit codes: 0 ok, 1 no filter, 2 libc's clock
+ * needs the system call here, 10 + n the call in case n, 20 + n a wrong
+ * result.
+ */
+static int clock_no_syscall_child(void)
+{
+	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
+	struct holder h = { .m = &m };
+	struct timespec ts;
+	pthread_t t = hold_in_thread(&h);
+	int i, err;
+
+	if (!syscalls_trap_one(__NR_clock_gettime))
+		return 1;
+	for (i = 0; i < 2; i++) {
+		clock_gettime(clocks[i], &ts);
+		if (syscalls_seen)
+			return 2;
+		ts.tv_nsec += 20 * NSEC_PER_MSEC;
+		if (ts.tv_nsec >= (long)NSEC_PER_SEC) {
+			ts.tv_sec++;
+			ts.tv_nsec -= NSEC_PER_SEC;
+		}
+		err = tofutex_mutex_clocklock(&m, clocks[i], &ts);
+		if (syscalls_seen)
+			return 10 + i;
+		if (err != ETIMEDOUT)
+			return 20 + i;
+	}
+	(void)t;
+	return 0;
+}
+
+START_TEST(test_timedlock_reads_clock_without_syscall)
+{
+	int status, code;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(clock_no_syscall_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	code = WEXITSTATUS(status);
+	ck_assert_msg(code != 1, "seccomp filter not installed");
+	if (code == 2) {
+		printf("test_timedlock_reads_clock_without_syscall: libc's clock_gettime() makes the system call here (a clock source the vDSO cannot read): nothing to compare\n");
+		return;
+	}
+	ck_assert_msg(code < 10 || code >= 20,
+		      "a timed lock read the clock with the system call (%s)",
+		      code == 10 ? "CLOCK_MONOTONIC" : "CLOCK_REALTIME");
+	ck_assert_msg(code < 20, "a timed lock of a held mutex: not ETIMEDOUT");
+	ck_assert_int_eq(code, 0);
+}
+END_TEST
+
 /* ---- process-private ---- */
 
 /*
@@ -836,6 +904,7 @@ static Suite *lib_mutex_suite(void)
 	tcase_add_loop_test(tc, test_robust_waiter_sees_death, 1, 4);
 	tcase_add_test(tc, test_robust_not_recoverable);
 	tcase_add_test(tc, test_trylock_held_no_syscall);
+	tcase_add_test(tc, test_timedlock_reads_clock_without_syscall);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("process");

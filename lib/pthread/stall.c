@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../sys.h"
+#include "../internal.h"
 #include "preload.h"
 
 int tfx_stall_step(clockid_t clockid, const struct timespec *abstime)
@@ -19,7 +19,7 @@ int tfx_stall_step(clockid_t clockid, const struct timespec *abstime)
 	struct timespec now, slice;
 	int err;
 
-	/* The kernel's clock, as the wait below keeps it (clock.c). */
+	/* The kernel's clock, as the wait below keeps it (vdso.c). */
 	tofutex__clock_read(clockid, &now);
 	if (abstime && (now.tv_sec > abstime->tv_sec ||
 			(now.tv_sec == abstime->tv_sec &&

@@ -95,6 +95,7 @@ int tfx_glibc_all_decide(void)
 
 __attribute__((constructor)) static void tfx_start(void)
 {
+	bool preloaded = tfx_preloaded();
 	int err;
 
 	/*
@@ -110,7 +111,7 @@ __attribute__((constructor)) static void tfx_start(void)
 	 * the program that will be preloaded reports invalid settings.
 	 * Preloaded: report them now rather than at the first contention.
 	 */
-	if (!tfx_preloaded())
+	if (!preloaded)
 		tofutex__env_quiet();
 	else
 		tofutex__spin_budget();
@@ -118,6 +119,17 @@ __attribute__((constructor)) static void tfx_start(void)
 	tofutex__glibc_words_enable();
 	err = tofutex__backend_refused();
 
+	/*
+	 * Preloaded, the backend is chosen now, before the program's code
+	 * runs, rather than at its first contended lock: a program that
+	 * confines itself later (a seccomp filter that kills openat(), a
+	 * chroot without /dev) has its descriptor open already; the child
+	 * of its fork() chooses in the fork handler (lib/fork.c), before
+	 * its own code runs too.
+	 */
+	if (!err && preloaded &&
+	    __atomic_load_n(&tfx_glibc_all, __ATOMIC_RELAXED) < 0)
+		tofutex_backend();
 	if (!err)
 		return;
 	fprintf(stderr,

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtofutex-pthread conformance, a process that confines itself (under
+ * tofutex-run): after a seccomp filter that kills the process on
+ * openat(), or on clock_gettime()'s system call, its contended mutexes,
+ * condition variables and rwlocks work as glibc's do, which make neither
+ * call. Three ways to get there: a program started under the preload
+ * (this program again, --confined), the child of fork(), and a
+ * process whose filter kills clock_gettime()'s system call (where the
+ * clock source lets libc's clock_gettime() do without it: a process of
+ * a machine whose vDSO falls back to the system call could not read the
+ * clock with glibc either). Each confined process is a child, so that
+ * the filter ends with it; it exits 0 when everything worked.
+ */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+
+#include "../common.h"
+#include "../syscalls.h"
+
+#define CONFINED_ARG "--confined"
+#define SKIP_STATUS 77
+
+#if defined(__x86_64__)
+#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
+#endif
+
+/* Exit status of a confined step that failed, one per step. */
+enum { FAIL_FILTER = 10, FAIL_THREAD, FAIL_LOCK, FAIL_TIMEDLOCK,
+       FAIL_COND, FAIL_RDLOCK, FAIL_JOIN };
+
+/*
+ * A filter that returns @action for the system calls @nrs (n of them)
+ * and allows every other. Filters stack: the strictest action wins.
+ */
+static bool confine(const long *nrs, int n, unsigned int action)
+{
+	struct sock_filter f[16];
+	struct sock_fprog prog;
+	int i, k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, arch));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		AUDIT_ARCH_HERE, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, nr));
+	for (i = 0; i < n; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			(unsigned int)nrs[i], 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	return !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&
+	       !prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+static bool confine_openat(void)
+{
+	static const long nrs[] = {
+		SYS_openat,
+#ifdef SYS_open
+		SYS_open,
+#endif
+#ifdef SYS_openat2
+		SYS_openat2,
+#endif
+	};
+
+	return confine(nrs, sizeof(nrs) / sizeof(nrs[0]),
+		       SECCOMP_RET_KILL_PROCESS);
+}
+
+/* The debug kernel is built without CONFIG_SECCOMP_FILTER. */
+static bool have_filters(void)
+{
+	if (syscalls_can_trap())
+		return true;
+	printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+	return false;
+}
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int held;
+
+/* Holds the mutex, then the rwlock for writing, while main() waits. */
+static void *holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mutex);
+	atomic_store(&held, 1);
+	sleep_ns(30 * NSEC_PER_MSEC);
+	pthread_mutex_unlock(&mutex);
+	pthread_rwlock_wrlock(&rwlock);
+	atomic_store(&held, 2);
+	sleep_ns(30 * NSEC_PER_MSEC);
+	pthread_rwlock_unlock(&rwlock);
+	return NULL;
+}
+
+static void wait_held(int stage)
+{
+	while (atomic_load(&held) < stage)
+		sleep_ns(NSEC_PER_MSEC);
+}
+
+/*
+ * Contended paths that sleep: a lock behind a holder, a read lock behind
+ * a writer, a timed condition wait that times out. Returns 0 or the step
+ * that failed.
+ */
+static int contend(void)
+{
+	struct timespec ts;
+	pthread_t t;
+
+	atomic_store(&held, 0);
+	if (pthread_create(&t, NULL, holder, NULL))
+		return FAIL_THREAD;
+	wait_held(1);
+	if (pthread_mutex_lock(&mutex))
+		return FAIL_LOCK;
+	pthread_mutex_unlock(&mutex);
+	wait_held(2);
+	if (pthread_rwlock_rdlock(&rwlock))
+		return FAIL_RDLOCK;
+	pthread_rwlock_unlock(&rwlock);
+	if (pthread_join(t, NULL))
+		return FAIL_JOIN;
+	pthread_mutex_lock(&mutex);
+	ts = realtime_in(5 * NSEC_PER_MSEC);
+	if (pthread_cond_timedwait(&cond, &mutex, &ts) != ETIMEDOUT)
+		return FAIL_COND;
+	pthread_mutex_unlock(&mutex);
+	return 0;
+}
+
+/* A timed lock of a mutex main() holds: it times out. */
+static void *timed_locker(void *arg)
+{
+	struct timespec ts = realtime_in(5 * NSEC_PER_MSEC);
+
+	(void)arg;
+	return (void *)(intptr_t)(pthread_mutex_timedlock(&mutex, &ts) ==
+				  ETIMEDOUT ? 0 : FAIL_TIMEDLOCK);
+}
+
+static int contend_timed(void)
+{
+	void *ret;
+	pthread_t t;
+	int err = contend();
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&mutex);
+	if (pthread_create(&t, NULL, timed_locker, NULL))
+		return FAIL_THREAD;
+	pthread_join(t, &ret);
+	pthread_mutex_unlock(&mutex);
+	return (int)(intptr_t)ret;
+}
+
+/* Wait for @pid; 0 when it exited 0, else what it did, in @what. */
+static int child_status(pid_t pid, char *what, size_t len)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		snprintf(what, len, "killed by signal %d (%s)",
+			 WTERMSIG(status), WTERMSIG(status) == SIGSYS ?
+			 "SIGSYS: the filter saw a forbidden call" : "");
+	else
+		snprintf(what, len, "exit status %d", WEXITSTATUS(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(test_program_started_then_confined)
+{
+	char self[PATH_MAX], what[128];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+
+	if (!have_filters())
+		return;
+	ck_assert(n > 0);
+	self[n] = '\0';
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(self, self, CONFINED_ARG, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_msg(child_status(pid, what, sizeof(what)) == 0,
+		      "a program that forbids openat() after it started: %s",
+		      what);
+}
+END_TEST
+
+START_TEST(test_fork_child_confined)
+{
+	char what[128];
+	pid_t pid;
+
+	if (!have_filters())
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(confine_openat() ? contend_timed() : FAIL_FILTER);
+	ck_assert_msg(child_status(pid, what, sizeof(what)) == 0,
+		      "a fork() child that forbids openat(): %s", what);
+}
+END_TEST
+
+/*
+ * First a filter that makes clock_gettime()'s system call fail: if libc's
+ * clock_gettime() still reads the clock, the vDSO reads it without the
+ * call here, and a filter that kills on the call is what a sandboxed
+ * program may then install.
+ */
+static int clock_confined(void)
+{
+	static const long nrs[] = { SYS_clock_gettime };
+	struct timespec ts;
+
+	if (!confine(nrs, 1, SECCOMP_RET_ERRNO | EPERM))
+		return FAIL_FILTER;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) ||
+	    clock_gettime(CLOCK_REALTIME, &ts))
+		return SKIP_STATUS;
+	if (!confine(nrs, 1, SECCOMP_RET_KILL_PROCESS))
+		return FAIL_FILTER;
+	return contend_timed();
+}
+
+START_TEST(test_clock_syscall_forbidden)
+{
+	char what[128];
+	pid_t pid;
+	int st;
+
+	if (!have_filters())
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(clock_confined());
+	st = child_status(pid, what, sizeof(what));
+	if (st == SKIP_STATUS) {
+		printf("test_clock_syscall_forbidden: libc reads the clock with the system call here (the clock source has no vDSO read): nothing to compare\n");
+		return;
+	}
+	ck_assert_msg(st == 0,
+		      "a process that kills clock_gettime()'s system call: %s",
+		      what);
+}
+END_TEST
+
+static Suite *pthread_seccomp_suite(void)
+{
+	Suite *s = suite_create("pthread_seccomp");
+	TCase *tc = tcase_create("confined");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
+	tcase_add_test(tc, test_program_started_then_confined);
+	tcase_add_test(tc, test_fork_child_confined);
+	tcase_add_test(tc, test_clock_syscall_forbidden);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc > 1 && !strcmp(argv[1], CONFINED_ARG))
+		return confine_openat() ? contend_timed() : FAIL_FILTER;
+	sr = srunner_create(pthread_seccomp_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
