@@ -317,7 +317,8 @@ build/bench/bin/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) $(LIB_A) |
 # futex backend's suites run at the ends and natively), glibc's tests run
 # on the newest kernel only (GLIBC=newest; check-matrix: every kernel),
 # which makes room for one arm64 guest (ARM64_KVERS) with the module's
-# tests and the library suites there, on a weakly ordered CPU.
+# tests and the library and preload suites on both backends there
+# (ARM64_SCOPE), on a weakly ordered CPU.
 ARM64_KVERS ?= 6.12
 check: lint-man
 	@tests/lint-tree.sh
@@ -329,7 +330,8 @@ check: lint-man
 	+@$(QEMU_ENV) PREEMPT_MODES='$(or $(PREEMPT_MODES),default)' \
 		MIDDLE_SCOPE='$(or $(MIDDLE_SCOPE),module)' GLIBC='$(or $(GLIBC),newest)' \
 		$(RUN) check $(KVERS)
-	+@$(QEMU_ENV) ARCH=arm64 $(RUN) check $(ARM64_KVERS)
+	+@$(QEMU_ENV) ARCH=arm64 GUEST_SCOPE=$(or $(ARM64_SCOPE),backends) \
+		$(RUN) check $(ARM64_KVERS)
 
 # Every kernel series Debian ships, each in a guest (no lint, docs or
 # native runs): bookworm's 6.1 and 6.12, and trixie's 6.12 and

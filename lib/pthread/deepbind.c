@@ -27,8 +27,9 @@
  *   libdl) or this library. The walk runs inside dl_iterate_phdr(), whose
  *   lock keeps the list of objects still and walks one at a time (no
  *   dlsym() or dladdr() there: they take the loader's other lock).
- * - Which slots: those of R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT
- *   relocations (DT_JMPREL, DT_RELA), and the R_X86_64_64 data pointers
+ * - Which slots: those of JUMP_SLOT and GLOB_DAT relocations
+ *   (DT_JMPREL, DT_RELA; R_X86_64_* and R_AARCH64_*), and the 64-bit
+ *   absolute data pointers (R_X86_64_64, R_AARCH64_ABS64)
  *   that still hold one of glibc's mutex, rwlock or condition variable
  *   functions (tfx_deepbind_data()). A slot that holds ours already is
  *   left alone, so patching twice writes nothing; a lazy slot (still on
@@ -55,8 +56,8 @@
  *   one (the preload is not loaded there) are left alone (dlmopen() into
  *   LM_ID_BASE is dlopen()'s, here). dlclose() needs nothing: a plugin
  *   loaded again is a new load, patched again.
- * - Only x86-64 (the tail-jumping entry of preload.h, and the
- *   relocation types); elsewhere dlopen() is glibc's.
+ * - Only x86-64 and arm64 (the tail-jumping entry of preload.h, and the
+ *   relocation types below); elsewhere dlopen() is glibc's.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -69,7 +70,17 @@
 #include "preload.h"
 #include "str.h"
 
+#ifdef TFX_ELF_HOOKS
+
 #if defined(__x86_64__)
+#define TFX_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define TFX_R_GLOB_DAT R_X86_64_GLOB_DAT
+#define TFX_R_ABS64 R_X86_64_64
+#else
+#define TFX_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define TFX_R_GLOB_DAT R_AARCH64_GLOB_DAT
+#define TFX_R_ABS64 R_AARCH64_ABS64
+#endif
 
 typedef void *(*tfx_dlopen_fn)(const char *, int);
 typedef void *(*tfx_dlmopen_fn)(Lmid_t, const char *, int);
@@ -212,7 +223,7 @@ static void tfx_deepbind_store(const struct tfx_deepbind_map *m, void **slot,
 }
 
 /*
- * A pointer in the object's data (R_X86_64_64: a table of functions the
+ * A pointer in the object's data (TFX_R_ABS64: a table of functions the
  * plugin calls through) that glibc set to one of glibc's lock functions:
  * made ours. Only a pointer that still holds exactly that function is
  * touched (addend 0, not changed by the plugin since).
@@ -245,12 +256,12 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 	if (!r || !sym || !str)
 		return;
 	for (; r < end; r++) {
-		if (ELF64_R_TYPE(r->r_info) == R_X86_64_64) {
+		if (ELF64_R_TYPE(r->r_info) == TFX_R_ABS64) {
 			tfx_deepbind_data(l, r, m);
 			continue;
 		}
-		if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT &&
-		    ELF64_R_TYPE(r->r_info) != R_X86_64_GLOB_DAT)
+		if (ELF64_R_TYPE(r->r_info) != TFX_R_JUMP_SLOT &&
+		    ELF64_R_TYPE(r->r_info) != TFX_R_GLOB_DAT)
 			continue;
 		s = &sym[ELF64_R_SYM(r->r_info)];
 		if (!ELF64_R_SYM(r->r_info) || s->st_shndx != SHN_UNDEF ||
@@ -560,4 +571,4 @@ TFX_ROUTE_STUB_3(dlmopen, tfx_dlmopen_route);
 TFX_DL_VERSIONS_dlopen;
 TFX_DL_VERSIONS_dlmopen;
 
-#endif /* __x86_64__ */
+#endif /* TFX_ELF_HOOKS */

@@ -48,9 +48,10 @@
  *   are found at the first call (which may come from another library's
  *   constructor before ours ran), by any thread; the stores are
  *   idempotent, and dlvsym's, tested by every call, comes last.
- * - Only x86-64 has the tail-jumping entry (an assembler stub: C cannot
- *   jump to another function keeping its caller's return address);
- *   elsewhere nothing is interposed and a handle's lookup stays glibc's.
+ * - Only x86-64 and arm64 have the tail-jumping entry (an assembler
+ *   stub, preload.h: C cannot jump to another function keeping its
+ *   caller's return address); elsewhere nothing is interposed and a
+ *   handle's lookup stays glibc's.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -94,7 +95,7 @@ bool tfx_lock_fn_name(const char *name)
 	       tfx_str_prefix(name, "pthread_cond_");
 }
 
-#if defined(__x86_64__)
+#ifdef TFX_ELF_HOOKS
 
 typedef void *(*tfx_dlsym_fn)(void *, const char *);
 typedef void *(*tfx_dlvsym_fn)(void *, const char *, const char *);
@@ -286,4 +287,4 @@ TFX_ROUTE_STUB(dlvsym, tfx_dlsym_route, 1);
 TFX_DL_VERSIONS_dlsym;
 TFX_DL_VERSIONS_dlvsym;
 
-#endif /* __x86_64__ */
+#endif /* TFX_ELF_HOOKS */

@@ -36,9 +36,9 @@
  * destroy,lock,trylock,unlock}@GLIBC_2.2.5; the rest (prioceiling) accept
  * only priority-protect mutexes, which are glibc's. Each is defined at
  * every version glibc has that function at (versions.sh); dlsym() and
- * dlvsym() on a handle of glibc give ours (dlsym.c, x86-64); a plugin
+ * dlvsym() on a handle of glibc give ours (dlsym.c, x86-64 and arm64); a plugin
  * loaded with RTLD_DEEPBIND gets ours once glibc's dlopen() has loaded it
- * (deepbind.c, x86-64). What is not: glibc's own code still reaches our
+ * (deepbind.c, x86-64 and arm64). What is not: glibc's own code still reaches our
  * mutexes from such a plugin where deepbind.c cannot act (its
  * constructors, other architectures), through a handle's function on
  * other architectures, and inside glibc's wait on a process-shared
@@ -66,8 +66,8 @@
  * destroy writes nothing; every pthread_rwlock_* function is interposed,
  * and the compat names __pthread_rwlock_{init,destroy,rdlock,tryrdlock,
  * wrlock,trywrlock,unlock}@GLIBC_2.2.5; dlsym() and dlvsym() on a handle
- * give ours for glibc's (dlsym.c, x86-64), and an RTLD_DEEPBIND plugin's
- * references are made ours after it is loaded (deepbind.c, x86-64).
+ * give ours for glibc's (dlsym.c, x86-64 and arm64), and an RTLD_DEEPBIND
+ * plugin's references are made ours after it is loaded (deepbind.c).
  * glibc's rwlock code reached where those cannot act is not made safe
  * (tofutex-run(1), BUGS): its phase bits are the low bits of our
  * writer's TID.
@@ -195,7 +195,16 @@ TOFUTEX_HIDDEN void *tfx_fn_pair_find(const struct tfx_fn_pair *map,
  */
 TOFUTEX_HIDDEN bool tfx_lock_fn_name(const char *name);
 
-#if defined(__x86_64__)
+/*
+ * TFX_ELF_HOOKS: the architectures with a tail-jumping entry below and
+ * the relocation types of deepbind.c: dlsym() and dlvsym() on a handle
+ * and an RTLD_DEEPBIND plugin's references give ours there.
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define TFX_ELF_HOOKS 1
+#endif
+
+#ifdef TFX_ELF_HOOKS
 #include <link.h>
 
 /* dlsym.c: the entry @tag of @l's dynamic section, or NULL. */
@@ -221,29 +230,23 @@ TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
 TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 
 /*
- * An entry point @name that keeps the argument registers (%rdi, %rsi,
- * %rdx) across @route(%rdi, %rsi, @third, caller's return address)
- * (three pushes align the stack for its call; %rcx, the fourth argument
- * register, is no argument of the functions stubbed) and jumps where it
- * says, so that the callee returns to our caller with the caller's
- * return address: glibc's dlsym() and dlopen() find the calling object
- * from it (C cannot jump to another function keeping its caller's
+ * An entry point @name that keeps the first three argument registers
+ * across @route(first, second, @third, caller's return address) and
+ * jumps where it says, so that the callee returns to our caller with the
+ * caller's return address: glibc's dlsym() and dlopen() find the calling
+ * object from it (C cannot jump to another function keeping its caller's
  * return address). TFX_ROUTE_STUB_3() passes the caller's own third
- * argument (%rdx) on to @route instead.
+ * argument on to @route instead. On x86-64 the registers are %rdi, %rsi
+ * and %rdx (three pushes align the stack for the call; %rcx, the fourth
+ * argument register, is no argument of the functions stubbed) and the
+ * return address is on the stack; on arm64 they are x0-x2, the return
+ * address is x30 and the jump goes through x16, which a "bti c" landing
+ * pad accepts.
  */
+#if defined(__x86_64__)
 #define TFX_ROUTE_STUB(name, route, third) \
 	TFX_ROUTE_STUB_ASM(name, route, "	mov $" #third ", %edx\n")
-#define TFX_ROUTE_STUB_3(name, route) TFX_ROUTE_STUB_ASM(name, route, "")
-#define TFX_ROUTE_STUB_ASM(name, route, third_insn) \
-	__asm__(".text\n" \
-		".globl " #name "\n" \
-		".type " #name ", @function\n" \
-		".globl tfx_stub_" #name "\n" \
-		".hidden tfx_stub_" #name "\n" \
-		".p2align 4\n" \
-		#name ":\n" \
-		"tfx_stub_" #name ":\n" \
-		"	.cfi_startproc\n" \
+#define TFX_ROUTE_STUB_BODY(route, third_insn) \
 		"	endbr64\n" \
 		"	push %rdi\n" \
 		"	.cfi_adjust_cfa_offset 8\n" \
@@ -260,7 +263,45 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 		"	.cfi_adjust_cfa_offset -8\n" \
 		"	pop %rdi\n" \
 		"	.cfi_adjust_cfa_offset -8\n" \
-		"	jmp *%rax\n" \
+		"	jmp *%rax\n"
+#define TFX_JUMP_TO "endbr64\n\tjmp "
+#else
+#define TFX_ROUTE_STUB(name, route, third) \
+	TFX_ROUTE_STUB_ASM(name, route, "	mov x2, #" #third "\n")
+#define TFX_ROUTE_STUB_BODY(route, third_insn) \
+		"	bti c\n" \
+		"	stp x29, x30, [sp, #-48]!\n" \
+		"	.cfi_def_cfa_offset 48\n" \
+		"	.cfi_offset 29, -48\n" \
+		"	.cfi_offset 30, -40\n" \
+		"	mov x29, sp\n" \
+		"	stp x0, x1, [sp, #16]\n" \
+		"	str x2, [sp, #32]\n" \
+		third_insn \
+		"	mov x3, x30\n" \
+		"	bl " #route "\n" \
+		"	mov x16, x0\n" \
+		"	ldp x0, x1, [sp, #16]\n" \
+		"	ldr x2, [sp, #32]\n" \
+		"	ldp x29, x30, [sp], #48\n" \
+		"	.cfi_restore 29\n" \
+		"	.cfi_restore 30\n" \
+		"	.cfi_def_cfa_offset 0\n" \
+		"	br x16\n"
+#define TFX_JUMP_TO "bti c\n\tb "
+#endif
+#define TFX_ROUTE_STUB_3(name, route) TFX_ROUTE_STUB_ASM(name, route, "")
+#define TFX_ROUTE_STUB_ASM(name, route, third_insn) \
+	__asm__(".text\n" \
+		".globl " #name "\n" \
+		".type " #name ", %function\n" \
+		".globl tfx_stub_" #name "\n" \
+		".hidden tfx_stub_" #name "\n" \
+		".p2align 4\n" \
+		#name ":\n" \
+		"tfx_stub_" #name ":\n" \
+		"	.cfi_startproc\n" \
+		TFX_ROUTE_STUB_BODY(route, third_insn) \
 		"	.cfi_endproc\n" \
 		".size " #name ", .-" #name "\n")
 
@@ -272,9 +313,9 @@ TOFUTEX_HIDDEN bool tfx_deepbind_caller(const void *caller, const char *name);
 #define TFX_DL_VERSION(name, tag, ver) \
 	__asm__(".text\n" \
 		".globl tfx_v_" #name "_" #tag "\n" \
-		".type tfx_v_" #name "_" #tag ", @function\n" \
+		".type tfx_v_" #name "_" #tag ", %function\n" \
 		"tfx_v_" #name "_" #tag ":\n\t" \
-		"endbr64\n\tjmp tfx_stub_" #name "\n" \
+		TFX_JUMP_TO "tfx_stub_" #name "\n" \
 		".size tfx_v_" #name "_" #tag ", .-tfx_v_" #name "_" #tag "\n" \
 		".symver tfx_v_" #name "_" #tag ", " #name "@" ver)
 

@@ -168,7 +168,7 @@ static inline void *cwait_main(void *arg)
 	return NULL;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
 /* The plugin's function @name (plugin_deepbind.c). */
 static inline void *deepbind_fn(void *h, const char *name)

@@ -3,7 +3,7 @@
  * A plugin for test_pthread_glibc_code: loaded with RTLD_DEEPBIND, its
  * references to the pthread functions, dlsym() and dlopen() bind to its
  * own dependencies first, glibc, before the preload, as in a real plugin
- * loaded so; the preload's dlopen() makes them its own again (x86-64).
+ * loaded so; the preload's dlopen() makes them its own again (x86-64, arm64).
  */
 #include <dlfcn.h>
 #include <pthread.h>

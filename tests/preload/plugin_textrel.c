@@ -8,10 +8,10 @@
  */
 #include <pthread.h>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 __asm__(".section .rodata\n"
 	".p2align 3\n"
-	".type tfx_textrel_table, @object\n"
+	".type tfx_textrel_table, %object\n"
 	"tfx_textrel_table:\n"
 	"	.quad pthread_rwlock_wrlock\n"
 	"	.quad pthread_rwlock_unlock\n"
@@ -22,7 +22,7 @@ __asm__(".section .rodata\n"
 extern void *const tfx_textrel_table[2];
 void *tfx_textrel_wrlock(void);
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
 void *const tfx_textrel_table[2] = {
 	(void *)pthread_rwlock_wrlock, (void *)pthread_rwlock_unlock,
 };

@@ -4,7 +4,7 @@
  * (under tofutex-run): a plugin's calls bind to glibc's functions first;
  * the preload's dlopen() makes every rwlock, condition variable and mutex
  * call of the plugin, and of one it loads so itself, the preload's
- * (x86-64, where the preload interposes them): lazily or not, through
+ * (x86-64 and arm64, where the preload interposes them): lazily or not, through
  * text relocations, through a table of function pointers, from
  * dlmopen(LM_ID_BASE), from two threads loading at once, from a
  * constructor beside another loader, across fork() in the middle of a
@@ -16,8 +16,8 @@
 
 /* ---- rwlocks, condition variables: a plugin loaded with RTLD_DEEPBIND ---- */
 
-/* Made the preload's on x86-64 alone (lib/pthread/deepbind.c). */
-#if defined(__x86_64__)
+/* Made the preload's on x86-64 and arm64 alone (lib/pthread/deepbind.c). */
+#if defined(__x86_64__) || defined(__aarch64__)
 
 /* How the plugin is bound: _i indexes these. */
 static const int deepbind_mode[] = { RTLD_NOW, RTLD_LAZY };
@@ -561,14 +561,14 @@ START_TEST(test_deepbind_dependency_and_runpath)
 	dlclose(h);
 }
 END_TEST
-#endif /* __x86_64__ */
+#endif /* __x86_64__ || __aarch64__ */
 
 static Suite *deepbind_suite(void)
 {
 	Suite *s = suite_create("RTLD_DEEPBIND plugins on libtofutex-pthread");
 	TCase *tc;
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	tc = tcase_create("deepbind");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_deepbind_binds_to_the_preload, 0, 2);

@@ -9,10 +9,10 @@
  *   dlsym     pthread_mutex_lock() taken with dlsym() from a
  *             dlopen("libpthread.so.0") handle (or libc.so.6's, where
  *             the stub is not installed): the preload's dlsym() hands
- *             out its own (x86-64), elsewhere glibc's
+ *             out its own (x86-64, arm64), elsewhere glibc's
  *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
  *             its calls bind to glibc first; the preload's dlopen()
- *             makes them its own (x86-64), elsewhere they are glibc's
+ *             makes them its own (x86-64, arm64), elsewhere they are glibc's
  *   pshared   a PTHREAD_PROCESS_SHARED condition variable waited on with
  *             one of our mutexes: glibc's wait unlocks and relocks it
  *
@@ -24,12 +24,28 @@
  * never meet them, nor its condition variable code the preload's
  * condition variables: the compat names are the preload's, and so is
  * every rwlock and condition variable function dlsym() or dlvsym() finds
- * on a handle of glibc (x86-64, where the preload interposes them), while
+ * on a handle of glibc (x86-64 and arm64, where the preload interposes them), while
  * RTLD_DEFAULT and RTLD_NEXT still answer for the object that calls them
  * (plugin_dlnext.c). A plugin loaded with RTLD_DEEPBIND is
  * test_pthread_deepbind.c's.
  */
 #include "glibc_code.h"
+
+/*
+ * glibc's versions of the names looked up below: x86-64's first glibc
+ * was 2.2.5; arm64's was 2.17, where every older name is at GLIBC_2.17.
+ */
+#if defined(__aarch64__)
+#define V_BASE "GLIBC_2.17"
+#define V_COND "GLIBC_2.17"
+#define V_2_3_4 "GLIBC_2.17"
+#define V_2_12 "GLIBC_2.17"
+#else
+#define V_BASE "GLIBC_2.2.5"
+#define V_COND "GLIBC_2.3.2"
+#define V_2_3_4 "GLIBC_2.3.4"
+#define V_2_12 "GLIBC_2.12"
+#endif
 
 enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
 static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
@@ -68,16 +84,16 @@ static struct way way_get(int w)
 	switch (w) {
 	case W_COMPAT:
 		f.lock = (mutex_fn)dlvsym(RTLD_DEFAULT, "__pthread_mutex_lock",
-					  "GLIBC_2.2.5");
+					  V_BASE);
 		f.unlock = (mutex_fn)dlvsym(RTLD_DEFAULT,
 					    "__pthread_mutex_unlock",
-					    "GLIBC_2.2.5");
+					    V_BASE);
 		break;
 	case W_DLSYM:
 		h = glibc_handle();
 		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
 		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 		/* The preload's dlsym() hands out its own (dlsym.c). */
 		ck_assert(f.lock && is_preloads((void *)f.lock));
 #else
@@ -90,7 +106,7 @@ static struct way way_get(int w)
 		f.unlock = (mutex_fn)dlsym(h, "tfx_plugin_unlock");
 		ck_assert(f.lock && f.unlock);
 		ck_assert_int_eq(f.lock(&probe), 0);
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 		/* Our lock writes our TID: the preload's code runs. */
 		ck_assert_int_eq(probe.__data.__lock, test_gettid());
 #else
@@ -115,9 +131,9 @@ START_TEST(test_compat_symbols_are_the_preloads)
 	void *fn;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		fn = dlvsym(RTLD_DEFAULT, names[i], "GLIBC_2.2.5");
+		fn = dlvsym(RTLD_DEFAULT, names[i], V_BASE);
 		ck_assert_msg(fn && is_preloads(fn),
-			      "%s@GLIBC_2.2.5 is not the preload's", names[i]);
+			      "%s@" V_BASE " is not the preload's", names[i]);
 	}
 }
 END_TEST
@@ -290,9 +306,9 @@ END_TEST
 /* glibc's compat name @name@GLIBC_2.2.5 as a program bound to it gets it. */
 static void *rwlock_compat(const char *name)
 {
-	void *f = dlvsym(RTLD_DEFAULT, name, "GLIBC_2.2.5");
+	void *f = dlvsym(RTLD_DEFAULT, name, V_BASE);
 
-	ck_assert_msg(f, "%s@GLIBC_2.2.5: %s", name, dlerror());
+	ck_assert_msg(f, "%s@" V_BASE ": %s", name, dlerror());
 	return f;
 }
 
@@ -308,7 +324,7 @@ START_TEST(test_compat_rwlock_symbols_are_the_preloads)
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_msg(is_preloads(rwlock_compat(names[i])),
-			      "%s@GLIBC_2.2.5 is not the preload's", names[i]);
+			      "%s@" V_BASE " is not the preload's", names[i]);
 }
 END_TEST
 
@@ -331,8 +347,8 @@ END_TEST
 
 /* ---- rwlocks: dlsym() on a handle of glibc ---- */
 
-/* Interposed on x86-64 alone (lib/pthread/dlsym.c). */
-#if defined(__x86_64__)
+/* Interposed on x86-64 and arm64 alone (lib/pthread/dlsym.c). */
+#if defined(__x86_64__) || defined(__aarch64__)
 
 /*
  * Every mutex, rwlock and condition variable function, by each name and
@@ -367,16 +383,16 @@ START_TEST(test_dlsym_lock_functions_are_the_preloads)
 				      "dlsym(%s) is not the preload's", names[i]);
 		}
 		/* The compat names exist only in a version. */
-		fn = dlvsym(h[j], "pthread_rwlock_wrlock", "GLIBC_2.2.5");
+		fn = dlvsym(h[j], "pthread_rwlock_wrlock", V_BASE);
 		ck_assert_msg(fn && is_preloads(fn),
 			      "dlvsym(pthread_rwlock_wrlock) is not the preload's");
-		fn = dlvsym(h[j], "__pthread_rwlock_rdlock", "GLIBC_2.2.5");
+		fn = dlvsym(h[j], "__pthread_rwlock_rdlock", V_BASE);
 		ck_assert_msg(fn && is_preloads(fn),
 			      "dlvsym(__pthread_rwlock_rdlock) is not the preload's");
-		fn = dlvsym(h[j], "__pthread_mutex_lock", "GLIBC_2.2.5");
+		fn = dlvsym(h[j], "__pthread_mutex_lock", V_BASE);
 		ck_assert_msg(fn && is_preloads(fn),
 			      "dlvsym(__pthread_mutex_lock) is not the preload's");
-		fn = dlvsym(h[j], "pthread_cond_wait", "GLIBC_2.3.2");
+		fn = dlvsym(h[j], "pthread_cond_wait", V_COND);
 		ck_assert_msg(fn && is_preloads(fn),
 			      "dlvsym(pthread_cond_wait) is not the preload's");
 	}
@@ -404,10 +420,10 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 		{ "pthread_rwlock_clockwrlock", "GLIBC_2.34" },
 		{ "pthread_rwlock_clockwrlock", "GLIBC_2.30" },
 		{ "pthread_cond_clockwait", "GLIBC_2.34" },
-		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
-		{ "pthread_mutex_timedlock", "GLIBC_2.2.5" },
+		{ "pthread_cond_broadcast", V_COND },
+		{ "pthread_mutex_timedlock", V_BASE },
 		{ "pthread_mutex_timedlock", "GLIBC_2.34" },
-		{ "pthread_mutex_consistent", "GLIBC_2.12" },
+		{ "pthread_mutex_consistent", V_2_12 },
 	};
 	unsigned int i;
 	void *fn;
@@ -418,7 +434,7 @@ START_TEST(test_dlvsym_default_is_the_preloads)
 			      "dlvsym(RTLD_DEFAULT, %s, %s) is not the preload's",
 			      found[i][0], found[i][1]);
 	}
-	ck_assert(!is_preloads(dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5")));
+	ck_assert(!is_preloads(dlvsym(RTLD_DEFAULT, "malloc", V_BASE)));
 	/* Both the preload's, not always one address (tofutex-run(1), BUGS). */
 	fn = dlsym(RTLD_DEFAULT, "pthread_mutex_timedlock");
 	ck_assert(fn && is_preloads(fn));
@@ -442,14 +458,14 @@ END_TEST
 START_TEST(test_dlvsym_older_version_is_another_address)
 {
 	static const char *const moved[][3] = {
-		{ "pthread_rwlock_timedwrlock", "GLIBC_2.2.5", "GLIBC_2.34" },
-		{ "pthread_mutex_timedlock", "GLIBC_2.2.5", "GLIBC_2.34" },
+		{ "pthread_rwlock_timedwrlock", V_BASE, "GLIBC_2.34" },
+		{ "pthread_mutex_timedlock", V_BASE, "GLIBC_2.34" },
 		{ "pthread_rwlock_clockrdlock", "GLIBC_2.30", "GLIBC_2.34" },
-		{ "dlmopen", "GLIBC_2.3.4", "GLIBC_2.34" },
+		{ "dlmopen", V_2_3_4, "GLIBC_2.34" },
 	};
 	static const char *const one[][2] = {
-		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
-		{ "pthread_mutex_lock", "GLIBC_2.2.5" },
+		{ "pthread_cond_broadcast", V_COND },
+		{ "pthread_mutex_lock", V_BASE },
 	};
 	int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
 	int (*timedlock)(pthread_mutex_t *, const struct timespec *);
@@ -486,13 +502,13 @@ START_TEST(test_dlvsym_older_version_is_another_address)
 			      one[i][0], one[i][1]);
 	}
 	timedwrlock = dlvsym(RTLD_DEFAULT, "pthread_rwlock_timedwrlock",
-			     "GLIBC_2.2.5");
+			     V_BASE);
 	ts = realtime_in(TEST_WAIT_NS);
 	ck_assert_int_eq(timedwrlock(&rw, &ts), 0);
 	ck_assert_uint_eq(word_load(&rw.__data.__readers), test_gettid());
 	ck_assert_int_eq(pthread_rwlock_unlock(&rw), 0);
 	timedlock = dlvsym(RTLD_DEFAULT, "pthread_mutex_timedlock",
-			   "GLIBC_2.2.5");
+			   V_BASE);
 	ts = realtime_in(TEST_WAIT_NS);
 	ck_assert_int_eq(timedlock(&m, &ts), 0);
 	ck_assert_uint_eq(word_load((uint32_t *)&m.__data.__lock),
@@ -506,17 +522,17 @@ END_TEST
  * "The real dlsym", as interposers find it (dlvsym(RTLD_NEXT, "dlsym",
  * version), or dlsym() on a handle of glibc), is the preload's at every
  * version glibc has, and so are dlvsym, dlopen and dlmopen; the lock
- * functions it finds on glibc's handle are the preload's (x86-64, where
+ * functions it finds on glibc's handle are the preload's (x86-64 and arm64, where
  * they are interposed).
  */
 START_TEST(test_dlsym_the_real_dlsym_is_the_preloads)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	static const char *const found[][2] = {
-		{ "dlsym", "GLIBC_2.34" }, { "dlsym", "GLIBC_2.2.5" },
-		{ "dlvsym", "GLIBC_2.34" }, { "dlvsym", "GLIBC_2.2.5" },
-		{ "dlopen", "GLIBC_2.34" }, { "dlopen", "GLIBC_2.2.5" },
-		{ "dlmopen", "GLIBC_2.34" }, { "dlmopen", "GLIBC_2.3.4" },
+		{ "dlsym", "GLIBC_2.34" }, { "dlsym", V_BASE },
+		{ "dlvsym", "GLIBC_2.34" }, { "dlvsym", V_BASE },
+		{ "dlopen", "GLIBC_2.34" }, { "dlopen", V_BASE },
+		{ "dlmopen", "GLIBC_2.34" }, { "dlmopen", V_2_3_4 },
 	};
 	void *(*real)(void *, const char *);
 	void *libc = dlopen("libc.so.6", RTLD_NOW);
@@ -535,7 +551,7 @@ START_TEST(test_dlsym_the_real_dlsym_is_the_preloads)
 			      found[i][0]);
 	}
 	real = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym",
-							 "GLIBC_2.2.5");
+							 V_BASE);
 	fn = real(libc, "pthread_rwlock_wrlock");
 	ck_assert_msg(fn && is_preloads(fn),
 		      "the real dlsym's pthread_rwlock_wrlock is glibc's");
@@ -564,7 +580,7 @@ START_TEST(test_dlsym_rwlock_mutual_exclusion)
 	dlclose(h);
 }
 END_TEST
-#endif /* __x86_64__ */
+#endif /* __x86_64__ || __aarch64__ */
 
 
 /*
@@ -601,7 +617,7 @@ START_TEST(test_dlsym_pseudo_handles_keep_the_caller)
 }
 END_TEST
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
 /*
  * Condition variables: the functions dlsym() finds on a handle of glibc
@@ -626,7 +642,7 @@ START_TEST(test_dlsym_cond_wait_signalled)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_msg(is_preloads(dlsym(h, names[i])),
 			      "dlsym(%s) is not the preload's", names[i]);
-	ck_assert(is_preloads(dlvsym(h, "pthread_cond_wait", "GLIBC_2.3.2")));
+	ck_assert(is_preloads(dlvsym(h, "pthread_cond_wait", V_COND)));
 	w.wait = (int (*)(pthread_cond_t *, pthread_mutex_t *))
 		dlsym(h, "pthread_cond_wait");
 	ck_assert_int_eq(pthread_create(&t, NULL, cwait_main, &w), 0);
@@ -751,14 +767,14 @@ static Suite *glibc_code_suite(void)
 
 	tc = tcase_create("rwlock dlsym");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	tcase_add_test(tc, test_dlsym_lock_functions_are_the_preloads);
 	tcase_add_test(tc, test_dlsym_rwlock_mutual_exclusion);
 	tcase_add_test(tc, test_dlvsym_default_is_the_preloads);
 	tcase_add_test(tc, test_dlvsym_older_version_is_another_address);
 	tcase_add_test(tc, test_dlsym_the_real_dlsym_is_the_preloads);
 #endif
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	tcase_add_test(tc, test_dlsym_cond_wait_signalled);
 #endif
 	tcase_add_test(tc, test_dlsym_pseudo_handles_keep_the_caller);

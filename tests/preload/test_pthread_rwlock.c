@@ -878,7 +878,8 @@ END_TEST
  * structure) is glibc's, as without the preload: neither futex(2) nor the
  * module takes a misaligned word. Uncontended, every call succeeds, in a
  * new thread (whose TID the preload has not learnt) as in the main one,
- * and the write lock is in glibc's layout (__cur_writer).
+ * and the write lock is in glibc's layout (__cur_writer); on arm64, where
+ * glibc's own calls fault, they fault.
  */
 struct misaligned {
 	pthread_rwlock_t *rw;
@@ -913,6 +914,27 @@ START_TEST(test_misaligned_is_glibc)
 	pthread_t t;
 
 	rwlock_make(m.rw, _i);
+#if defined(__aarch64__)
+	/*
+	 * On arm64 glibc's atomic accesses to a misaligned word fault
+	 * (SIGBUS), without the preload too: the calls fault as glibc's.
+	 */
+	{
+		int status;
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			misaligned_calls(&m);
+			_exit(0);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+			      "a misaligned rwlock on arm64: status %#x, not glibc's SIGBUS",
+			      status);
+		return;
+	}
+#endif
 	ck_assert_int_eq(pthread_create(&t, NULL, misaligned_main, &m), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	for (int i = 0; i < 8; i++)

@@ -18,7 +18,8 @@
 #   arm64-kernels.sh sysroot
 #                     print a directory with arm64 Check and subunit
 #                     (usr/include, usr/lib/aarch64-linux-gnu) for the
-#                     static test programs
+#                     static test programs, and <sys/sdt.h> for the
+#                     pthread preload's probes
 #
 # Debian 12's kernels: the arm64 image, headers and -common packages and
 # the amd64 linux-kbuild of the same upload, unpacked (dpkg -x) into
@@ -202,13 +203,15 @@ busybox)
 	;;
 sysroot)
 	s=$dir/sysroot
-	if [ ! -e "$s/usr/lib/aarch64-linux-gnu/libcheck.a" ]; then
+	if [ ! -e "$s/usr/lib/aarch64-linux-gnu/libcheck.a" ] ||
+		[ ! -e "$s/usr/include/aarch64-linux-gnu/sys/sdt.h" ]; then
 		rm -rf "$s"
 		mkdir -p "$s/debs"
 		# Not installed as check:arm64: two architectures of "check"
 		# make dpkg-query print two statuses, and tests/deps.sh would
 		# take the package for missing on every run.
-		download "$s/debs" check:arm64 libsubunit-dev:arm64
+		download "$s/debs" check:arm64 libsubunit-dev:arm64 \
+			systemtap-sdt-dev:arm64
 		for f in "$s"/debs/*.deb; do dpkg-deb -x "$f" "$s"; done
 		rm -rf "$s/debs"
 	fi

@@ -77,10 +77,10 @@
 #   ARCH=arm64           check only: arm64 guests (qemu-system-aarch64 -M
 #                        virt, QEMU_CPU, default neoverse-n1) of Debian's
 #                        arm64 kernels (tests/qemu/arm64-kernels.sh; default
-#                        6.1, 6.12 and "default" of Debian 13's), the module
-#                        and the static Check programs cross-built
-#                        (build/arm64/user); no native run, no preload
-#                        suites, glibc tests or real programs
+#                        6.1, 6.12 and "default" of Debian 13's), the module,
+#                        the static Check programs and the pthread preload
+#                        with its suites cross-built (build/arm64/user); no
+#                        native run, glibc tests or real programs
 #
 # How results get out: the guest's /init (tests/qemu/init) writes "@@" lines
 # to its second serial port, which QEMU writes to a host file, and leaves
@@ -168,9 +168,57 @@ arm64_userspace() {
 		bins+=("build/tests/$b")
 	done
 	[ ${#bins[@]} -gt 0 ] || die "TESTS names no test program"
+	# The pthread preload, tofutex-run and the preload's conformance
+	# programs (dynamically linked against Debian's arm64 cross glibc,
+	# the same release as the host's), unless only the kernel's tests run.
+	if [ "$guest_scope" != kernel ]; then
+		for src in "$top"/tests/preload/test_*.c; do
+			b=$(basename "$src" .c)
+			if [ -n "${TESTS-}" ] && ! grep -qw -- "$b" <<<"$TESTS"; then
+				continue
+			fi
+			bins+=("build/tests/preload/$b")
+		done
+		bins+=(build/lib/libtofutex-pthread.so.0.1.0 build/bin/tofutex-run)
+		for src in "$top"/tests/preload/plugin_*.c; do
+			b=$(basename "$src" .c)
+			bins+=("build/tests/preload/libtfx-plugin-${b#plugin_}.so")
+		done
+		bins+=(build/tests/preload/locale/tfx_comma/LC_NUMERIC)
+	fi
 	"${MAKE:-make}" -C "$u" --no-print-directory CC=aarch64-linux-gnu-gcc \
-		AR=aarch64-linux-gnu-ar CPPFLAGS="-I$s/usr/include" \
+		AR=aarch64-linux-gnu-ar \
+		CPPFLAGS="-I$s/usr/include -I$s/usr/include/aarch64-linux-gnu" \
 		LDFLAGS="-L$s/usr/lib/aarch64-linux-gnu" "${bins[@]}"
+}
+
+# pack_preload_arm64 ROOT: what pack_preload packs, from the arm64 build
+# (build/arm64/user), with Debian's arm64 cross glibc (libc6-arm64-cross:
+# the loader, libc, libm, libgcc_s, which glibc loads to unwind a
+# cancelled thread) where an arm64 Debian has them.
+pack_preload_arm64() {
+	local root=$1 b=$top/build/arm64/user/build g=/usr/aarch64-linux-gnu/lib
+	local lib
+
+	mkdir -p "$root/usr/local/bin" "$root/usr/local/lib" \
+		"$root/lib/aarch64-linux-gnu" "$root/tests/preload"
+	cp "$b/bin/tofutex-run" "$root/usr/local/bin/"
+	cp -L "$b/lib/libtofutex-pthread.so.0" "$root/usr/local/lib/"
+	for lib in ld-linux-aarch64.so.1 libc.so.6 libm.so.6 libgcc_s.so.1 \
+		libpthread.so.0 librt.so.1 libdl.so.2; do
+		cp -L "$g/$lib" "$root/lib/aarch64-linux-gnu/"
+	done
+	ln -sfn aarch64-linux-gnu/ld-linux-aarch64.so.1 \
+		"$root/lib/ld-linux-aarch64.so.1"
+	for bin in "$b"/tests/preload/test_*; do
+		case $bin in *.d) continue ;; esac
+		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
+			continue
+		fi
+		cp "$bin" "$root/tests/preload/"
+	done
+	cp "$b"/tests/preload/*.so "$root/tests/preload/" 2>/dev/null || true
+	cp -r "$b/tests/preload/locale" "$root/tests/preload/"
 }
 
 # The pthread preload's conformance programs (dynamically linked).
@@ -554,10 +602,13 @@ guest() {
 	if [ "$mode" = check ] && [ -n "${GUEST_TESTS-}" ]; then
 		# Chosen programs only, against a module from elsewhere.
 		for bin in $GUEST_TESTS; do cp "$bin" "$root/tests/"; done
-	elif [ "$mode" = check ] && { [ "$guest_scope" = kernel ] || [ "$garch" != x86_64 ]; }; then
+	elif [ "$mode" = check ] && [ "$guest_scope" = kernel ]; then
 		# A second preemption model: only the module's own tests (the
 		# init's scope "kernel"); user space is the same.
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+	elif [ "$mode" = check ] && [ "$garch" != x86_64 ]; then
+		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
+		pack_preload_arm64 "$root"
 	elif [ "$mode" = check ]; then
 		pack_preload "$root"
 		for bin in $(test_bins); do cp "$bin" "$root/tests/"; done
