@@ -339,9 +339,15 @@ check: lint-man
 # same code with fewer drivers), glibc's tests on the module of each
 # (GLIBC=every; make check on the newest kernel of its list). A guest
 # takes 5-8 minutes on two cores, a second preemption model's boot 2-3.
+# ARCH=arm64: Debian's arm64 kernels instead, by default Debian 12's 6.1
+# and 6.12 and Debian 13's 6.18, newest 7.x and 7.x -rt (the module's
+# tests, the library and preload suites on both backends and without the
+# module; no glibc tests there).
+MATRIX_KVERS = $(if $(filter arm64,$(ARCH)),6.1 6.12 default,6.1 6.12 all)
 check-matrix:
 	@tests/deps.sh all
-	+@$(QEMU_ENV) GLIBC=$(or $(GLIBC),every) $(RUN) check $(or $(KVERS),6.1 6.12 all)
+	$(if $(filter arm64,$(ARCH)),@tests/deps.sh arm64)
+	+@$(QEMU_ENV) GLIBC=$(or $(GLIBC),every) $(RUN) check $(or $(KVERS),$(MATRIX_KVERS))
 
 # The documentation and the release, checked on this host (tests/docs.sh):
 # README.md's C blocks and tofutex(3)'s example compile and run, the make
@@ -567,9 +573,11 @@ $(CHECKPATCH):
 # --- Debian packages -------------------------------------------------------
 # debian/ with dpkg-buildpackage and dh-dkms, from a copy of the tree in
 # build/deb/ (dpkg-buildpackage writes its results next to the source
-# directory); then lintian. tests/deb.sh says more.
+# directory); then lintian. tests/deb.sh says more. ARCH=arm64: the
+# architecture-dependent packages cross-built for arm64, in build/deb/arm64/.
 deb:
 	@tests/deps.sh deb
+	$(if $(filter arm64,$(ARCH)),@tests/deps.sh arm64)
 	@tests/deb.sh build
 
 # Build, install on this host, dkms status for every kernel, a pkg-config

@@ -68,6 +68,16 @@ deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 [ "$version" = "$deb_version" ] ||
 	die "debian/changelog is at $deb_version but module/tofutex.h says $version"
 arch=$(dpkg --print-architecture)
+# ARCH=arm64 on an amd64 host (build only): cross-built into
+# build/deb/arm64/ (see build()).
+cross=
+if [ "${ARCH:-$arch}" != "$arch" ]; then
+	[ "$ARCH" = arm64 ] && [ "$cmd" = build ] ||
+		die "ARCH=$ARCH: only \"build\" cross-builds, and only for arm64"
+	cross=$ARCH
+	arch=$ARCH
+	out=$top/build/deb/$arch
+fi
 
 # copy_tree DIR: the sources as a source package should hold them.
 copy_tree() {
@@ -107,9 +117,22 @@ build() {
 		"$out"/*.tar.*
 	copy_tree "$src"
 	echo "== dpkg-buildpackage in ${src#"$top"/} (log: ${log#"$top"/})"
-	# Our own make's variables must not reach the package's make.
-	if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		dpkg-buildpackage -us -uc >"$log" 2>&1); then
+	# Our own make's variables must not reach the package's make. A
+	# cross build makes the architecture-dependent packages (tofutex-dkms
+	# is the amd64 build's, architecture "all") with the cross compiler;
+	# the one build dependency for the host architecture,
+	# systemtap-sdt-dev:arm64 (<sys/sdt.h> for the preload's probes), is
+	# not installed, which would put a second architecture of it beside
+	# amd64's in dpkg's database: its header comes from the arm64 sysroot
+	# (tests/qemu/arm64-kernels.sh), and the dependency check is skipped.
+	local flags=(-us -uc) cppflags=
+	if [ -n "$cross" ]; then
+		cppflags="-I$("$top/tests/qemu/arm64-kernels.sh" sysroot)/usr/include/aarch64-linux-gnu"
+		flags+=(-a "$cross" -B -d)
+	fi
+	if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u ARCH \
+		DEB_CPPFLAGS_APPEND="$cppflags" \
+		dpkg-buildpackage "${flags[@]}" >"$log" 2>&1); then
 		tail -n 40 "$log" >&2
 		die "dpkg-buildpackage failed (log: $log)"
 	fi

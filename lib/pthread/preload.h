@@ -15,7 +15,8 @@
  * __wrefs, which glibc's pthread_cond_init() writes): a process-shared
  * one may be shared with processes that do not run the preload.
  *
- * Layout of our mutexes (glibc 2.36, x86_64, struct __pthread_mutex_s):
+ * Layout of our mutexes (glibc 2.36, x86-64 and arm64, struct
+ * __pthread_mutex_s; checked at build time, at the end of this file):
  *   __lock  (0)  the TO lock word: tofutex_mutex_t.word (0 or the owner's
  *                TID, WAITERS, OWNER_DIED), so the kernel sees the word;
  *                1 or 2 while glibc's own code holds it (lib/glibc.c)
@@ -388,6 +389,29 @@ static inline tofutex_mutex_t *tfx_mutex(pthread_mutex_t *m)
  * that is ours, -1 for one that is glibc's.
  */
 TOFUTEX_HIDDEN int tfx_rwlock_kind(const pthread_rwlock_t *rw);
+
+/*
+ * The layouts above, checked against the <pthread.h> the library is built
+ * with (x86-64's and arm64's glibc agree on every offset used): the
+ * libtofutex objects fill glibc's fields that only glibc's own functions
+ * would use, and end before those written by glibc's initialisers and
+ * read here (__kind, __wrefs, __shared, __flags).
+ */
+_Static_assert(__builtin_offsetof(pthread_rwlock_t, __data.__readers) == 0 &&
+	       sizeof(tofutex_rwlock_t) <=
+	       __builtin_offsetof(pthread_rwlock_t, __data.__wrphase_futex),
+	       "a tofutex_rwlock_t is glibc's __readers and __writers");
+_Static_assert(__builtin_offsetof(pthread_rwlock_t, __data.__shared) == 28 &&
+	       __builtin_offsetof(pthread_rwlock_t, __data.__flags) == 48,
+	       "glibc's rwlock __shared and __flags where preload.h says");
+_Static_assert(__builtin_offsetof(pthread_mutex_t, __data.__owner) == 8 &&
+	       __builtin_offsetof(pthread_mutex_t, __data.__nusers) == 12 &&
+	       __builtin_offsetof(pthread_mutex_t, __data.__kind) == 16 &&
+	       sizeof(tofutex_mutex_t) <=
+	       __builtin_offsetof(pthread_mutex_t, __data.__owner),
+	       "glibc's mutex fields where preload.h says");
+_Static_assert(__builtin_offsetof(pthread_cond_t, __data.__wrefs) == 36,
+	       "glibc's cond __wrefs where preload.h says");
 
 static inline tofutex_rwlock_t *tfx_rwlock(pthread_rwlock_t *rw)
 {
