@@ -52,8 +52,10 @@ set -euo pipefail
 # valgrind: tests/tools/run.sh (check-native) runs the drop-in under
 # memcheck, helgrind and drd; gcc's sanitizer runtimes (libasan8, libtsan2,
 # ...) come with build-essential. locales: the UTF-8 charmap localedef
-# builds tests/preload/comma.locale with.
-build=(build-essential check systemtap-sdt-dev valgrind locales)
+# builds tests/preload/comma.locale with. faketime: tests/tools/run.sh
+# runs it under tofutex-run (a wrapper that appends its own library to
+# LD_PRELOAD).
+build=(build-essential check systemtap-sdt-dev valgrind locales faketime)
 headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils

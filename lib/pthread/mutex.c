@@ -50,10 +50,19 @@
 /* glibc's elision flags in __kind (its pthreadP.h): not part of the type. */
 #define TFX_KIND_ELISION	(256 | 512)
 
+/*
+ * A mutex not aligned for its 32-bit word (a member of a packed
+ * structure) is glibc's, as a rwlock is (rwlock.c): neither futex(2) nor
+ * the module takes a misaligned word, and glibc answers its trylock and
+ * uncontended locks.
+ */
 int tfx_mutex_type(const pthread_mutex_t *m)
 {
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	int kind;
 
+	if ((uintptr_t)m & (sizeof(uint32_t) - 1))
+		return -1;
+	kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
 	kind &= ~TFX_KIND_ELISION;
 	if (kind < PTHREAD_MUTEX_NORMAL || kind > PTHREAD_MUTEX_ADAPTIVE_NP ||
 	    tfx_glibc_serves_all())

@@ -81,15 +81,54 @@ static int tfx_checker_loaded(struct dl_phdr_info *info, size_t size,
 }
 
 /*
+ * A library after this one in the lookup order that defines a function
+ * this one replaces: a wrapper that appended its own library to
+ * LD_PRELOAD (faketime's libfaketime, which shifts condition-variable
+ * deadlines; a lock tracer added by a script that tofutex-run started).
+ * Our definitions come first, so its functions would never run for the
+ * objects this library serves; passed an object of ours, they would run
+ * glibc's code on it. The library's file name, or NULL: the functions
+ * after ours (real.c) are glibc's own.
+ */
+static const char *tfx_interposer_after(void)
+{
+	const struct tfx_real *real = tfx_glibc();
+	void *const *fn = (void *const *)real;
+	const char *base;
+	Dl_info info;
+	size_t i;
+
+	for (i = 0; i < sizeof(*real) / sizeof(*fn); i++) {
+		if (!dladdr(fn[i], &info) || !info.dli_fname)
+			continue;
+		base = tfx_str_base(info.dli_fname);
+		if (!tfx_str_prefix(base, "libc.so.") &&
+		    !tfx_str_prefix(base, "libpthread.so."))
+			return info.dli_fname;
+	}
+	return NULL;
+}
+
+/*
  * From LD_PRELOAD, and from the objects loaded: a library whose
- * constructor ran before ours may have cleared LD_PRELOAD.
+ * constructor ran before ours may have cleared LD_PRELOAD. A library
+ * after ours that replaces the same functions makes glibc serve every
+ * object too, through that library (real.c finds its functions), so that
+ * it sees every call as without us; the process says so once.
  */
 int tfx_glibc_all_decide(void)
 {
+	const char *after = NULL;
 	int v = tfx_checker_lib(getenv("LD_PRELOAD")) ||
 		dl_iterate_phdr(tfx_checker_loaded, NULL) ? 1 : -1;
 
-	__atomic_store_n(&tfx_glibc_all, v, __ATOMIC_RELAXED);
+	if (v < 0 && (after = tfx_interposer_after()))
+		v = 1;
+	/* One thread reports: the first to decide. */
+	if (!__atomic_exchange_n(&tfx_glibc_all, v, __ATOMIC_RELAXED) && after)
+		fprintf(stderr,
+			"libtofutex-pthread: %s comes after it and replaces pthread functions too: the program runs on glibc's locks, through it (start the program that adds it under tofutex-run, not the other way round)\n",
+			after);
 	return v;
 }
 

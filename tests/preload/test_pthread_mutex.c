@@ -610,6 +610,58 @@ START_TEST(test_robust_is_glibc)
 }
 END_TEST
 
+/*
+ * A mutex not aligned for its 32-bit word (a member of a packed
+ * structure) is glibc's, as without the preload: glibc's answers to
+ * trylock (EBUSY held by another thread, the owner's relock of a
+ * RECURSIVE one) and timedlock (a free one is taken), and its word (1
+ * when held, not the owner's TID). On arm64 glibc's atomic accesses to
+ * the misaligned word fault (SIGBUS): they fault as glibc's.
+ */
+static int trylock_in_thread(pthread_mutex_t *m)
+{
+	return pthread_mutex_trylock(m);
+}
+
+START_TEST(test_misaligned_is_glibc)
+{
+	_Alignas(pthread_mutex_t) char buf[sizeof(pthread_mutex_t) + 8];
+	pthread_mutex_t *m = (pthread_mutex_t *)(void *)(buf + 2);
+	struct timespec ts = realtime_in(50 * NSEC_PER_MSEC);
+	int lock;
+
+	mutex_make(m, _i);
+#if defined(__aarch64__)
+	{
+		int status;
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			pthread_mutex_lock(m);
+			_exit(0);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+			      "a misaligned mutex on arm64: status %#x, not glibc's SIGBUS",
+			      status);
+		return;
+	}
+#endif
+	ck_assert_int_eq(pthread_mutex_timedlock(m, &ts), 0);
+	memcpy(&lock, (char *)m + offsetof(pthread_mutex_t, __data.__lock),
+	       sizeof(lock));
+	ck_assert_int_eq(lock, 1);
+	ck_assert_int_eq(in_thread(trylock_in_thread, m), EBUSY);
+	ck_assert_int_eq(pthread_mutex_trylock(m),
+			 _i == T_RECURSIVE ? 0 : EBUSY);
+	if (_i == T_RECURSIVE)
+		ck_assert_int_eq(pthread_mutex_unlock(m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(m), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(m), 0);
+}
+END_TEST
+
 START_TEST(test_pi_is_glibc)
 {
 	pthread_mutex_t m;
@@ -784,6 +836,7 @@ static Suite *pthread_mutex_suite(void)
 	tcase_add_test(tc, test_robust_is_glibc);
 	tcase_add_test(tc, test_pi_is_glibc);
 	tcase_add_test(tc, test_pshared_is_glibc);
+	tcase_add_loop_test(tc, test_misaligned_is_glibc, 0, T_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fork");

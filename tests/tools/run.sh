@@ -20,7 +20,12 @@
 #   wrap-before   LD_PRELOAD=libtfx-wrap.so tofutex-run lockprog: the
 #                 interposer sees every lock and wait, the preload's locks
 #                 run behind it
-#   wrap-after    the interposer after the preload: lockprog completes
+#   wrap-after    the interposer after the preload in LD_PRELOAD, and
+#                 appended by a script tofutex-run started: glibc serves
+#                 every object, the interposer sees every lock as stock,
+#                 the preload says so
+#   faketime-after  tofutex-run faketime -f +2d timedprog cond: the
+#                 condition wait's deadline on faketime's clock, as stock
 #   audit         LD_AUDIT=libtfx-audit.so: the same output and status
 #   shim          an interposer whose open() and syscall() take a pthread
 #                 mutex (tracers, path remappers), shimprog contending for
@@ -171,9 +176,30 @@ locks() { grep -o 'wrap: [0-9]* locks' "$dir/$1.err"; }
 check "$c" "the interposer counted other lock calls than stock: $(locks "$c.run") against $(locks "$c.stock")" \
 	test "$(locks "$c.stock")" = "$(locks "$c.run")"
 
+# After the preload, as a wrapper that appends its library to LD_PRELOAD
+# (faketime, a script) puts it: glibc serves every object, through the
+# interposer, which sees every lock as stock; the preload says so.
 c=wrap-after
 ran "$c" env LD_PRELOAD="$preload:$dir/libtfx-wrap.so" "$dir/lockprog"
 same "$c" wrap-before.stock "$c" "$r1" "$rc"
+check "$c" "the interposer after the preload counted other lock calls than stock: $(locks "$c") against $(locks wrap-before.stock)" \
+	test "$(locks wrap-before.stock)" = "$(locks "$c")"
+check "$c" "the preload did not say the program runs on glibc's locks" \
+	grep -q "runs on glibc's locks" "$dir/$c.err"
+ran "$c-script" "$run" sh -c \
+	"LD_PRELOAD=\"\$LD_PRELOAD:$dir/libtfx-wrap.so\" exec '$dir/lockprog'"
+same "$c-script" wrap-before.stock "$c-script" "$r1" "$rc"
+check "$c-script" "the interposer a script appended counted other lock calls than stock: $(locks "$c-script")" \
+	test "$(locks wrap-before.stock)" = "$(locks "$c-script")"
+
+# faketime (Debian's), which appends libfaketime to LD_PRELOAD: a
+# condition wait's deadline is read on its clock, as stock (timedprog's
+# wait ends in about its 0.2 s either way, not in two days).
+c=faketime-after
+ran "$c.stock" faketime -f +2d "$dir/timedprog" cond
+r1=$rc
+ran "$c.run" "$run" faketime -f +2d "$dir/timedprog" cond
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
 
 c=audit
 ran "$c.stock" env LD_AUDIT="$dir/libtfx-audit.so" "$dir/lockprog"
