@@ -16,14 +16,15 @@
  * where the clock source allows. Without a vDSO (valgrind hides it), or
  * without the symbol, it makes the system call (sys.h); elsewhere than on
  * x86-64 and arm64 it calls libc's clock_gettime(), which knows the
- * port's time64 call and struct timespec.
+ * port's time64 call and struct timespec. The symbol is found through
+ * the vDSO's hash table (elfsym.c), GNU or SysV as its kernel was linked.
  *
  * The symbol is looked up once, by the library's constructor (fork.c), or
  * by a read before it (another object's constructor): both find the same
  * address, published with one store. The vDSO a child of fork() inherits
  * is its parent's; only exec replaces it, and the library with it. The
  * look-up compares names itself: a sanitizer's string interceptors may not
- * be ready while constructors run.
+ * be ready while constructors run (elfsym.c).
  */
 #include <elf.h>
 #include <link.h>
@@ -32,6 +33,7 @@
 #include <sys/auxv.h>
 #include <time.h>
 
+#include "elfsym.h"
 #include "internal.h"
 #include "sys.h"
 
@@ -54,28 +56,18 @@ static int tofutex_no_vdso(clockid_t clock, struct timespec *ts)
 				 0);
 }
 
-static bool tofutex_name_is(const char *name, const char *want)
-{
-	while (*name && *name == *want) {
-		name++;
-		want++;
-	}
-	return *name == *want;
-}
-
 /*
- * The vDSO's symbol table, from its dynamic section: the kernel links
- * the vDSO with a DT_HASH table on both architectures, whose second word
- * is the number of symbols.
+ * The vDSO's tables, from its dynamic section: a symbol table and a GNU
+ * or a SysV hash table (which one depends on the kernel's release).
  */
 static bool tofutex_vdso_tables(uintptr_t base, uintptr_t *load,
 				const char **strtab, const ElfW(Sym) **symtab,
-				uint32_t *nsyms)
+				const uint32_t **gnu_hash,
+				const uint32_t **sysv_hash)
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
 	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
 	const ElfW(Dyn) *dyn = NULL;
-	const uint32_t *hash = NULL;
 	bool loaded = false;
 	int i;
 
@@ -89,43 +81,34 @@ static bool tofutex_vdso_tables(uintptr_t base, uintptr_t *load,
 	}
 	if (!loaded || !dyn)
 		return false;
-	*strtab = NULL;
-	*symtab = NULL;
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		if (dyn->d_tag == DT_STRTAB)
 			*strtab = (const char *)(*load + dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_SYMTAB)
 			*symtab = (const ElfW(Sym) *)(*load + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_GNU_HASH)
+			*gnu_hash = (const uint32_t *)(*load + dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_HASH)
-			hash = (const uint32_t *)(*load + dyn->d_un.d_ptr);
+			*sysv_hash = (const uint32_t *)(*load + dyn->d_un.d_ptr);
 	}
-	if (!*strtab || !*symtab || !hash)
-		return false;
-	*nsyms = hash[1];
 	return true;
 }
 
 static tofutex_vdso_clock_fn tofutex_vdso_lookup(void)
 {
 	uintptr_t base = getauxval(AT_SYSINFO_EHDR), load = 0;
-	const ElfW(Sym) *symtab, *sym;
-	const char *strtab;
-	uint32_t i, nsyms;
+	const uint32_t *gnu_hash = NULL, *sysv_hash = NULL;
+	const ElfW(Sym) *symtab = NULL, *sym;
+	const char *strtab = NULL;
 
 	if (!base || !tofutex_vdso_tables(base, &load, &strtab, &symtab,
-					  &nsyms))
+					  &gnu_hash, &sysv_hash))
 		return tofutex_no_vdso;
-	for (i = 0; i < nsyms; i++) {
-		sym = &symtab[i];
-		if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
-		    sym->st_shndx == SHN_UNDEF ||
-		    (ELF64_ST_BIND(sym->st_info) != STB_GLOBAL &&
-		     ELF64_ST_BIND(sym->st_info) != STB_WEAK))
-			continue;
-		if (tofutex_name_is(strtab + sym->st_name, TOFUTEX_VDSO_CLOCK))
-			return (tofutex_vdso_clock_fn)(load + sym->st_value);
-	}
-	return tofutex_no_vdso;
+	sym = tofutex__elf_find(gnu_hash, sysv_hash, symtab, strtab,
+				TOFUTEX_VDSO_CLOCK);
+	if (!sym || ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
+		return tofutex_no_vdso;
+	return (tofutex_vdso_clock_fn)(load + sym->st_value);
 }
 
 void tofutex__vdso_find(void)

@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../elfsym.h"
 #include "preload.h"
 #include "str.h"
 
@@ -127,30 +128,12 @@ const void *tfx_dyn_ptr(const struct link_map *l, ElfW(Sxword) tag)
 
 void *tfx_elf_sym(const struct link_map *l, const char *name)
 {
-	const uint32_t *gh = tfx_dyn_ptr(l, DT_GNU_HASH);
-	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
-	const char *str = tfx_dyn_ptr(l, DT_STRTAB);
-	const uint32_t *bucket, *chain;
-	const unsigned char *c;
-	uint32_t h = 5381, i;
+	const ElfW(Sym) *s = tofutex__elf_find(tfx_dyn_ptr(l, DT_GNU_HASH),
+					       tfx_dyn_ptr(l, DT_HASH),
+					       tfx_dyn_ptr(l, DT_SYMTAB),
+					       tfx_dyn_ptr(l, DT_STRTAB), name);
 
-	if (!gh || !sym || !str || !gh[0])
-		return NULL;
-	for (c = (const unsigned char *)name; *c; c++)
-		h = h * 33 + *c;
-	/* nbuckets, symoffset, bloom words, bloom shift, bloom, buckets. */
-	bucket = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + gh[2]);
-	chain = bucket + gh[0];
-	i = bucket[h % gh[0]];
-	if (i < gh[1])
-		return NULL;
-	do {
-		if ((chain[i - gh[1]] | 1) == (h | 1) &&
-		    sym[i].st_shndx != SHN_UNDEF &&
-		    tfx_str_eq(str + sym[i].st_name, name))
-			return (void *)(l->l_addr + sym[i].st_value);
-	} while (!(chain[i++ - gh[1]] & 1));
-	return NULL;
+	return s ? (void *)(l->l_addr + s->st_value) : NULL;
 }
 
 struct link_map *tfx_self_map(void)
