@@ -583,9 +583,13 @@ deb:
 # Build, install on this host, dkms status for every kernel, a pkg-config
 # build against the installed files, a guest booting the package-built
 # module, purge, nothing left; then the same in the trixie build root, as
-# Debian 13 installs them (tests/deb.sh).
+# Debian 13 installs them (tests/deb.sh). ARCH=arm64: the arm64 packages
+# cross-built, DKMS building the module from tofutex-dkms for arm64's
+# 6.12 (KVERS: other arm64 kernels) with the cross compiler, and an arm64
+# guest running the module's tests on that module.
 deb-check:
 	@tests/deps.sh all deb
+	$(if $(filter arm64,$(ARCH)),@tests/deps.sh arm64)
 	+@$(QEMU_ENV) tests/deb.sh check $(KVERS)
 
 # --- install ---------------------------------------------------------------

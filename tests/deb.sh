@@ -72,8 +72,8 @@ arch=$(dpkg --print-architecture)
 # build/deb/arm64/ (see build()).
 cross=
 if [ "${ARCH:-$arch}" != "$arch" ]; then
-	[ "$ARCH" = arm64 ] && [ "$cmd" = build ] ||
-		die "ARCH=$ARCH: only \"build\" cross-builds, and only for arm64"
+	[ "$ARCH" = arm64 ] ||
+		die "ARCH=$ARCH: only arm64 is cross-built"
 	cross=$ARCH
 	arch=$ARCH
 	out=$top/build/deb/$arch
@@ -441,12 +441,63 @@ check_root() {
 	return $((fails > 0))
 }
 
+# check_cross [WORD...]: ARCH=arm64 deb-check. The packages cross-built
+# (build), then DKMS builds the module from tofutex-dkms (the amd64
+# build's, architecture "all") for each arm64 kernel (default 6.12, words
+# as tests/qemu/arm64-kernels.sh takes them) on this host, with the cross
+# compiler (ARCH and CROSS_COMPILE in its environment; its private trees
+# in a temporary directory, nothing installed: the host's strip does not
+# read arm64 objects, so the module stays unstripped), and an arm64 guest
+# boots each kernel with that module and runs the module's tests on it.
+# An arm64 machine's DKMS makes the same build natively; the cross build
+# here is the same Kbuild, dkms.conf and sources, without an arm64 root.
+check_cross() {
+	local w rel kdir kimage ko fails=0 pkgdir
+
+	build
+	(unset ARCH && "$0" build) || die "the amd64 packages (tofutex-dkms) do not build"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	pkgdir=$tmp/pkg
+	dpkg-deb -x "$top/build/deb/tofutex-dkms_${version}_all.deb" "$pkgdir"
+	mkdir -p "$tmp/dkms"
+	dkms add -m tofutex -v "$version" --sourcetree "$pkgdir/usr/src" \
+		--dkmstree "$tmp/dkms" >/dev/null || die "dkms add failed"
+	for w in "${@:-6.12}"; do
+		read -r rel kdir kimage < <("$top/tests/qemu/arm64-kernels.sh" fetch "$w" | tail -n 1) ||
+			die "no arm64 kernel $w"
+		echo "== dkms build for $rel (cross)"
+		if ! ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- dkms build -m tofutex \
+			-v "$version" -k "$rel" --kernelsourcedir "$kdir" \
+			--sourcetree "$pkgdir/usr/src" --dkmstree "$tmp/dkms" \
+			>"$tmp/dkms-$rel.log" 2>&1; then
+			tail -n 30 "$tmp/dkms-$rel.log" >&2
+			fails=$((fails + 1))
+			continue
+		fi
+		ko=$(find "$tmp/dkms/tofutex/$version/$rel" -name 'tofutex.ko*' | head -n 1)
+		[ -n "$ko" ] || { echo "deb.sh: dkms built no module for $rel" >&2; fails=$((fails + 1)); continue; }
+		echo "ok: dkms built ${ko#"$tmp"/} ($(file -b "$ko" | cut -d, -f2))"
+		ARCH=arm64 GUEST_KO=$ko GUEST_SCOPE=module PREEMPT_MODES=default \
+			TESTS="${guest_tests[*]} test_tagged_addr" \
+			TEST_ENV="TOFUTEX_TEST_SCALE=$guest_scale ${TEST_ENV-}" \
+			"$top/tests/qemu/run.sh" check "$w" || fails=$((fails + 1))
+		: "$kimage"
+	done
+	[ "$fails" -eq 0 ] || die "$fails arm64 kernel(s) failed (above)"
+	echo "deb-check ARCH=arm64: passed"
+}
+
 case $cmd in
 build)
 	build
 	;;
 check)
-	check "$@"
+	if [ -n "$cross" ]; then
+		check_cross "$@"
+	else
+		check "$@"
+	fi
 	;;
 *)
 	echo "usage: $0 build | check [KVER...]" >&2
