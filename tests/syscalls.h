@@ -108,4 +108,29 @@ static inline bool syscalls_trap_one(unsigned int nr)
 	return syscalls_install(&prog);
 }
 
+/*
+ * Run @fn(@arg) in a child of fork(), where it installs its filter, and
+ * return the child's exit status; -1, having said so, where the kernel
+ * cannot filter system calls. An exit status of 1 is @fn's "the filter
+ * could not be installed", a failure.
+ */
+static inline int syscalls_in_child(int (*fn)(int), int arg)
+{
+	int status;
+	pid_t pid;
+
+	if (!syscalls_can_trap()) {
+		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+		return -1;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(fn(arg));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
+	ck_assert_msg(WEXITSTATUS(status) != 1, "seccomp filter not installed");
+	return WEXITSTATUS(status);
+}
+
 #endif /* TOFUTEX_TESTS_SYSCALLS_H */

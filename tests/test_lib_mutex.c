@@ -484,7 +484,7 @@ static const char *const trylock_cases[] = {
 	"free with OWNER_DIED",
 };
 
-static int trylock_no_syscall_child(void)
+static int trylock_no_syscall_child(int unused)
 {
 	tofutex_mutex_t live = TOFUTEX_MUTEX_INITIALIZER;
 	tofutex_mutex_t m[6] = { TOFUTEX_MUTEX_INITIALIZER };
@@ -502,6 +502,7 @@ static int trylock_no_syscall_child(void)
 	m[5].word = OWNER_DIED;
 	/* The library caches the TID at its first call. */
 	ck_assert_int_eq(tofutex_mutex_trylock(&m[2]), EBUSY);
+	(void)unused;
 	if (!syscalls_trap())
 		return 1;
 	for (i = 0; i < 6; i++) {
@@ -517,21 +518,10 @@ static int trylock_no_syscall_child(void)
 
 START_TEST(test_trylock_held_no_syscall)
 {
-	int status, code;
-	pid_t pid;
+	int code = syscalls_in_child(trylock_no_syscall_child, 0);
 
-	if (!syscalls_can_trap()) {
-		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+	if (code < 0)
 		return;
-	}
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(trylock_no_syscall_child());
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
-	code = WEXITSTATUS(status);
-	ck_assert_msg(code != 1, "seccomp filter not installed");
 	ck_assert_msg(code < 10 || code >= 20,
 		      "trylock on a word %s made a system call",
 		      trylock_cases[code % 10]);
@@ -551,7 +541,7 @@ END_TEST
  * needs the system call here, 10 + n the call in case n, 20 + n a wrong
  * result.
  */
-static int clock_no_syscall_child(void)
+static int clock_no_syscall_child(int unused)
 {
 	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
 	tofutex_mutex_t m = TOFUTEX_MUTEX_INITIALIZER;
@@ -560,6 +550,7 @@ static int clock_no_syscall_child(void)
 	pthread_t t = hold_in_thread(&h);
 	int i, err;
 
+	(void)unused;
 	if (!syscalls_trap_one(__NR_clock_gettime))
 		return 1;
 	for (i = 0; i < 2; i++) {
@@ -583,21 +574,10 @@ static int clock_no_syscall_child(void)
 
 START_TEST(test_timedlock_reads_clock_without_syscall)
 {
-	int status, code;
-	pid_t pid;
+	int code = syscalls_in_child(clock_no_syscall_child, 0);
 
-	if (!syscalls_can_trap()) {
-		printf("skipped: needs seccomp filters (CONFIG_SECCOMP_FILTER)\n");
+	if (code < 0)
 		return;
-	}
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(clock_no_syscall_child());
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status), "child status %#x", status);
-	code = WEXITSTATUS(status);
-	ck_assert_msg(code != 1, "seccomp filter not installed");
 	if (code == 2) {
 		printf("test_timedlock_reads_clock_without_syscall: libc's clock_gettime() makes the system call here (a clock source the vDSO cannot read): nothing to compare\n");
 		return;
