@@ -24,8 +24,8 @@
  *
  * Threads that choose at the same moment agree through a compare-and-swap
  * on the cached table: the first one published wins. The child of fork()
- * chooses again (fork.c), since its parent's module may since have gone
- * or arrived, and it opens its own descriptor anyway.
+ * keeps its parent's choice (fork.c), and on the module opens its own
+ * descriptor.
  */
 #include <string.h>
 
@@ -97,12 +97,6 @@ const struct tofutex__backend_ops *tofutex__ops_slow(void)
 					 __ATOMIC_ACQUIRE))
 		ops = expected;
 	return ops;
-}
-
-void tofutex__backend_forget(void)
-{
-	__atomic_store_n(&tofutex__features, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&tofutex__ops_cached, NULL, __ATOMIC_RELAXED);
 }
 
 int tofutex_backend(void)

@@ -11,9 +11,9 @@
  *   libtofutex but never contends on a lock never needs the device, and
  *   uncontended lock and unlock work without it. Two uses come early on
  *   purpose: the pthread preload chooses the backend when it is loaded
- *   (lib/pthread/start.c), and the fork handler of a process that had
- *   chosen chooses again in the child (fork.c), both before the code
- *   that might forbid openat() runs.
+ *   (lib/pthread/start.c), and the fork handler of a process on the
+ *   module opens the child's own (fork.c), both before the code that
+ *   might forbid openat() runs.
  *
  * - Threads race to open it: each loser of the compare-and-swap that
  *   publishes the descriptor closes its own and uses the winner's. A failed

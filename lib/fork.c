@@ -4,8 +4,8 @@
  *
  * The child of fork() is a new process with one thread, the forking one,
  * under a new TID. What the library cached for the parent must go: the
- * descriptor (the kernel binds it to the parent, device.c), the backend
- * choice (backend.c) and the thread's TID (tid.c). A pthread_atfork()
+ * descriptor (the kernel binds it to the parent, device.c) and the
+ * thread's TID (tid.c); the backend chosen stays (backend.c). A pthread_atfork()
  * child handler does it, registered by a constructor when the library is
  * loaded, before any caller's own handlers: glibc runs child handlers in
  * the order of registration, so ours always runs first, and the caller's
@@ -22,7 +22,6 @@
  * this library can survive a fork() unnoticed.
  */
 #include <pthread.h>
-#include <stdbool.h>
 
 #include "backend.h"
 #include "internal.h"
@@ -31,25 +30,28 @@ static pthread_once_t tofutex_fork_once = PTHREAD_ONCE_INIT;
 static int tofutex_fork_err;
 
 /*
- * Runs in the child, in its only thread; touches no lock. A process that
- * had chosen its backend chooses again here, before fork() returns and so
- * before the child's own code runs: a child that then confines itself
- * (a seccomp filter that forbids openat(), a sandbox's chroot) finds its
- * backend chosen, as its parent had, and its descriptor open. The system
- * calls that takes are async-signal-safe, as a child handler of a
- * multithreaded parent requires (backend.c, device.c).
+ * Runs in the child, in its only thread; touches no lock. The child keeps
+ * its parent's backend, without looking at the environment again (the
+ * parent may have changed it for the programs it will run) and, on
+ * futex(2), without a system call. On the module it needs a descriptor
+ * of its own and opens it here, before fork() returns and so before the
+ * child's own code runs: a child that then confines itself (a seccomp
+ * filter that forbids openat(), a chroot without /dev) has it already.
+ * (A parent that forbade openat() before forking loses its child here
+ * instead: tofutex-run(1), BUGS.) The system calls are async-signal-safe,
+ * as a child handler of a multithreaded parent requires (device.c).
  */
 static void tofutex_fork_child(void)
 {
 	int saved_errno = errno;
-	bool chosen = __atomic_load_n(&tofutex__ops_cached, __ATOMIC_RELAXED);
+	const struct tofutex__backend_ops *ops =
+		__atomic_load_n(&tofutex__ops_cached, __ATOMIC_RELAXED);
 
 	tofutex__fd_forget();
-	tofutex__backend_forget();
 	tofutex__spin_forget();
 	tofutex__tid_forget();
-	if (chosen)
-		tofutex__ops();
+	if (ops && ops->backend == TOFUTEX_BACKEND_MODULE)
+		(void)tofutex_fd();
 	errno = saved_errno;
 }
 

@@ -106,11 +106,6 @@ TOFUTEX_HIDDEN void tofutex__fd_forget(void);
  */
 TOFUTEX_HIDDEN int tofutex__backend_refused(void);
 /*
- * backend.c: in the child of fork(): choose again on first use. The
- * table itself is in backend.h.
- */
-TOFUTEX_HIDDEN void tofutex__backend_forget(void);
-/*
  * env.c: TOFUTEX_BACKEND: TOFUTEX_BACKEND_MODULE or _FUTEX when forced,
  * 0 for auto (also unset, or not valid: reported on stderr).
  */

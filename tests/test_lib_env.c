@@ -159,6 +159,79 @@ START_TEST(test_env_ignored_in_secure_execution)
 }
 END_TEST
 
+/*
+ * The child of fork() keeps its parent's backend: TOFUTEX_BACKEND changed
+ * in the parent after it chose (for the programs it will run) is not read
+ * again there, and the child's contended locks work on the parent's
+ * backend (with "module" on a machine without it, a child that chose
+ * again would get ENOENT from its locks). _i: the variable set to the
+ * other backend's name, or to "module".
+ */
+struct fork_lock {
+	tofutex_mutex_t m;
+	int err;
+};
+
+static void *fork_locker(void *arg)
+{
+	struct fork_lock *f = arg;
+	int i, err;
+
+	for (i = 0; i < 2000; i++) {
+		err = tofutex_mutex_lock(&f->m);
+		if (err) {
+			f->err = err;
+			break;
+		}
+		tofutex_mutex_unlock(&f->m);
+	}
+	return NULL;
+}
+
+static int fork_child_backend(int parent)
+{
+	struct fork_lock f = { .m = TOFUTEX_MUTEX_INITIALIZER };
+	pthread_t t[2];
+	int i;
+
+	if (tofutex_backend() != parent)
+		return 2;
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, fork_locker, &f))
+			return 3;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return f.err ? 4 : 0;
+}
+
+START_TEST(test_env_fork_child_keeps_backend)
+{
+	int parent = tofutex_backend(), status;
+	const char *other = _i ? "module" :
+		parent == TOFUTEX_BACKEND_MODULE ? "futex" : "module";
+	char *saved = getenv("TOFUTEX_BACKEND");
+	pid_t pid;
+
+	saved = saved ? strdup(saved) : NULL;
+	ck_assert_int_eq(setenv("TOFUTEX_BACKEND", other, 1), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(fork_child_backend(parent));
+	if (saved)
+		setenv("TOFUTEX_BACKEND", saved, 1);
+	else
+		unsetenv("TOFUTEX_BACKEND");
+	free(saved);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 2,
+		      "the child's backend is not its parent's (TOFUTEX_BACKEND=%s set after the choice)",
+		      other);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the child's contended locks failed (status %#x)", status);
+}
+END_TEST
+
 static Suite *lib_env_suite(void)
 {
 	Suite *s = suite_create("lib_env");
@@ -168,6 +241,7 @@ static Suite *lib_env_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_env_not_valid_reported_once);
 	tcase_add_test(tc, test_env_ignored_in_secure_execution);
+	tcase_add_loop_test(tc, test_env_fork_child_keeps_backend, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

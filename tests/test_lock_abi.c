@@ -835,16 +835,22 @@ static void fork_child(int report, int inherited, int lib_inherited,
 
 	/*
 	 * The library's descriptor of the parent is closed in the child
-	 * (EBADF) or, if it were still open, refused (EBADFD).
+	 * (EBADF) or, if it were still open, refused (EBADFD). The fork
+	 * handler opens the child's own at once (the parent was on the
+	 * module), which may take the number just closed: then that number
+	 * is the child's.
 	 */
-	r = raw_unlock_full(lib_inherited, (uintptr_t)&held->word, 0, 0, NULL);
-	CHILD_CHECK(r == EBADF || r == EBADFD,
-		    "UNLOCK via the library's inherited fd: %d (%s)\n", r,
-		    strerror(r));
-
-	/* The library opens the child's own descriptor. */
 	fd = tofutex_fd();
 	CHILD_CHECK(fd >= 0, "tofutex_fd() = %d\n", fd);
+	if (fd != lib_inherited) {
+		r = raw_unlock_full(lib_inherited, (uintptr_t)&held->word, 0,
+				    0, NULL);
+		CHILD_CHECK(r == EBADF || r == EBADFD,
+			    "UNLOCK via the library's inherited fd: %d (%s)\n",
+			    r, strerror(r));
+	}
+
+	/* The library's descriptor is the child's own. */
 	r = tofutex_stats(TOFUTEX_STATS_PROCESS, &st);
 	CHILD_CHECK(r == 0, "tofutex_stats in the child: %d (%s)\n", r,
 		    strerror(r));

@@ -35,9 +35,16 @@ static inline unsigned int tfx_cond_flags(const pthread_cond_t *c)
 	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED);
 }
 
+/*
+ * Ours unless process-shared, or not aligned for a 32-bit word (a member
+ * of a packed structure at an odd place: neither futex(2) nor the module
+ * takes such a word; glibc's condition variable, with our mutex, serves
+ * it as it serves a process-shared one).
+ */
 static inline bool tfx_cond_ours(const pthread_cond_t *c)
 {
-	return !(tfx_cond_flags(c) & TFX_COND_SHARED) &&
+	return !((uintptr_t)c & (sizeof(uint32_t) - 1)) &&
+	       !(tfx_cond_flags(c) & TFX_COND_SHARED) &&
 	       !tfx_glibc_serves_all();
 }
 

@@ -102,8 +102,14 @@ static const char *tfx_interposer_after(void)
 		if (!dladdr(fn[i], &info) || !info.dli_fname)
 			continue;
 		base = tfx_str_base(info.dli_fname);
+		/*
+		 * glibc's, or another copy of this library (nested
+		 * tofutex-run of two installs), whose functions serve the
+		 * objects this one leaves to glibc as glibc's do.
+		 */
 		if (!tfx_str_prefix(base, "libc.so.") &&
-		    !tfx_str_prefix(base, "libpthread.so."))
+		    !tfx_str_prefix(base, "libpthread.so.") &&
+		    !tfx_str_prefix(base, "libtofutex-pthread.so."))
 			return info.dli_fname;
 	}
 	return NULL;

@@ -5,8 +5,9 @@
  * openat(), or on clock_gettime()'s system call, its contended mutexes,
  * condition variables and rwlocks work as glibc's do, which make neither
  * call. Three ways to get there: a program started under the preload
- * (this program again, --confined), the child of fork(), and a
- * process whose filter kills clock_gettime()'s system call (where the
+ * (this program again, --confined), the child of fork() (confined after
+ * the fork, and on futex(2) before it too), and a process whose filter
+ * kills clock_gettime()'s system call (where the
  * clock source lets libc's clock_gettime() do without it: a process of
  * a machine whose vDSO falls back to the system call could not read the
  * clock with glibc either). Each confined process is a child, so that
@@ -227,6 +228,52 @@ START_TEST(test_fork_child_confined)
 END_TEST
 
 /*
+ * The other order: a process that forbids openat() and then forks. On
+ * futex(2) the child keeps its parent's backend without a system call
+ * and runs as under glibc; on the module the library opens the child's
+ * own descriptor in the fork handler, which the inherited filter kills
+ * (tofutex-run(1), BUGS).
+ */
+static int confined_then_fork(int module)
+{
+	int status;
+	pid_t pid;
+
+	if (!confine_openat())
+		return FAIL_FILTER;
+	pid = fork();
+	if (pid < 0)
+		return FAIL_THREAD;
+	if (pid == 0)
+		_exit(contend_timed());
+	if (waitpid(pid, &status, 0) != pid)
+		return FAIL_JOIN;
+	if (module)
+		return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS ?
+		       0 : FAIL_LOCK;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : FAIL_LOCK;
+}
+
+START_TEST(test_confined_then_fork)
+{
+	int module = tofutex_backend() == TOFUTEX_BACKEND_MODULE;
+	char what[128];
+	pid_t pid;
+
+	if (!have_filters())
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(confined_then_fork(module));
+	ck_assert_msg(child_status(pid, what, sizeof(what)) == 0,
+		      module ? "on the module, a confined process's fork() child: not killed in the fork handler as tofutex-run(1) BUGS says (%s)" :
+			       "on futex(2), a confined process's fork() child: %s",
+		      what);
+}
+END_TEST
+
+/*
  * First a filter that makes clock_gettime()'s system call fail: if libc's
  * clock_gettime() still reads the clock, the vDSO reads it without the
  * call here, and a filter that kills on the call is what a sandboxed
@@ -278,6 +325,7 @@ static Suite *pthread_seccomp_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_program_started_then_confined);
 	tcase_add_test(tc, test_fork_child_confined);
+	tcase_add_test(tc, test_confined_then_fork);
 	tcase_add_test(tc, test_clock_syscall_forbidden);
 	suite_add_tcase(s, tc);
 	return s;

@@ -24,6 +24,8 @@
 #                 appended by a script tofutex-run started: glibc serves
 #                 every object, the interposer sees every lock as stock,
 #                 the preload says so
+#   two-copies    tofutex-run nested with another copy of the preload:
+#                 the same output, the preload's locks, no message
 #   faketime-after  tofutex-run faketime -f +2d timedprog cond: the
 #                 condition wait's deadline on faketime's clock, as stock
 #   audit         LD_AUDIT=libtfx-audit.so: the same output and status
@@ -191,6 +193,18 @@ ran "$c-script" "$run" sh -c \
 same "$c-script" wrap-before.stock "$c-script" "$r1" "$rc"
 check "$c-script" "the interposer a script appended counted other lock calls than stock: $(locks "$c-script")" \
 	test "$(locks wrap-before.stock)" = "$(locks "$c-script")"
+
+# A second copy of the preload after the first (tofutex-run nested, two
+# installs): not an interposer to give way to, nothing said.
+c=two-copies
+mkdir -p "$dir/copy"
+cp -L "$preload" "$dir/copy/libtofutex-pthread.so.0"
+ran "$c" "$run" env TOFUTEX_RUN_LIBRARY="$dir/copy/libtofutex-pthread.so.0" \
+	TOFUTEX_RUN_STATS=1 "$run" "$dir/lockprog"
+same "$c" wrap-before.stock "$c" "$r1" "$rc"
+check "$c" "the preload gave way to its own copy: $(grep -m1 glibc "$dir/$c.err")" \
+	bash -c "! grep -q \"runs on glibc's locks\" '$dir/$c.err'"
+check "$c" "the preload's locks did not run" grep -q "backend=futex" "$dir/$c.err"
 
 # faketime (Debian's), which appends libfaketime to LD_PRELOAD: a
 # condition wait's deadline is read on its clock, as stock (timedprog's
