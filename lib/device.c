@@ -12,8 +12,9 @@
  *   uncontended lock and unlock work without it. Two uses come early on
  *   purpose: the pthread preload chooses the backend when it is loaded
  *   (lib/pthread/start.c), and the fork handler of a process on the
- *   module opens the child's own (fork.c), both before the code that
- *   might forbid openat() runs.
+ *   module makes the child's own (fork.c), both before the code that
+ *   might forbid openat() runs; the child's comes from the inherited
+ *   descriptor, with no openat() at all.
  *
  * - Threads race to open it: each loser of the compare-and-swap that
  *   publishes the descriptor closes its own and uses the winner's. A failed
@@ -22,8 +23,8 @@
  * - The child of fork() must not use the parent's descriptor. The
  *   pthread_atfork() child handler (fork.c) closes the inherited copy
  *   (fork() duplicated the descriptor table, so this does not affect the
- *   parent). Neither the lock fast paths nor the ioctl path call getpid()
- *   for this.
+ *   parent), on the module after making the child's own from it.
+ *   Neither the lock fast paths nor the ioctl path call getpid() for this.
  *
  * - A process created without the fork handlers (_Fork(), a raw clone())
  *   still holds the old number. The kernel's EBADFD tells; the library then
@@ -59,36 +60,32 @@ static pid_t tofutex_cache_pid(uint64_t cache)
 }
 
 /*
- * Runs in the child of fork(), in its only thread, before fork() returns
- * (fork.c). close() is async-signal-safe, as a child handler of a
- * multithreaded parent requires.
+ * Opened with the system calls themselves (sys.h), which are no
+ * cancellation points: the first use of the device comes inside calls that
+ * must not be one (the first contended pthread_mutex_lock() of a process
+ * under the preload) or before a condition wait has set up its cleanup.
+ * @from, when not -1, is a descriptor of the device that another process
+ * opened (the parent's, in a fork child): the kernel makes this process's
+ * own from it (TOFUTEX_IOC_REOPEN), with no openat() that a confined
+ * process may not make; a module without that operation refuses, and the
+ * device is opened by name.
  */
-void tofutex__fd_forget(void)
-{
-	uint64_t cache = __atomic_exchange_n(&tofutex_fd_cache, 0,
-					     __ATOMIC_RELAXED);
-
-	if (cache)
-		tofutex__sys(SYS_close, tofutex_cache_fd(cache), 0, 0, 0, 0, 0);
-}
-
-/*
- * Opened with the system call itself (sys.h), which is no cancellation
- * point: the first use of the device comes inside calls that must not be
- * one (the first contended pthread_mutex_lock() of a process under the
- * preload) or before a condition wait has set up its cleanup.
- */
-static int tofutex_fd_open(void)
+static int tofutex_fd_open(int from)
 {
 	uint64_t cache, expected = 0;
-	int fd, err;
+	int fd = -1, err;
 
 	err = tofutex__fork_ready();
 	if (err)
 		return -err;
 
-	fd = (int)tofutex__sys(SYS_openat, AT_FDCWD, (long)TOFUTEX_DEVICE_PATH,
-			       O_RDWR | O_CLOEXEC, 0, 0, 0);
+	if (from >= 0)
+		fd = (int)tofutex__sys(SYS_ioctl, from, TOFUTEX_IOC_REOPEN,
+				       O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		fd = (int)tofutex__sys(SYS_openat, AT_FDCWD,
+				       (long)TOFUTEX_DEVICE_PATH,
+				       O_RDWR | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
 		return fd;
 
@@ -110,7 +107,27 @@ int tofutex_fd(void)
 
 	if (__builtin_expect(cache != 0, 1))
 		return tofutex_cache_fd(cache);
-	return tofutex_fd_open();
+	return tofutex_fd_open(-1);
+}
+
+/*
+ * Runs in the child of fork(), in its only thread, before fork() returns
+ * (fork.c). The inherited copy of the parent's descriptor is closed (fork()
+ * duplicated the table: the parent's stays open). @own: the child is on
+ * the module and gets its own descriptor now, made from the inherited one
+ * while it is still open. ioctl(), openat() and close() are
+ * async-signal-safe, as a child handler of a multithreaded parent requires.
+ */
+void tofutex__fd_fork_child(bool own)
+{
+	uint64_t cache = __atomic_exchange_n(&tofutex_fd_cache, 0,
+					     __ATOMIC_RELAXED);
+	int inherited = cache ? tofutex_cache_fd(cache) : -1;
+
+	if (own)
+		(void)tofutex_fd_open(inherited);
+	if (inherited >= 0)
+		tofutex__sys(SYS_close, inherited, 0, 0, 0, 0, 0);
 }
 
 /*

@@ -34,12 +34,13 @@ static int tofutex_fork_err;
  * its parent's backend, without looking at the environment again (the
  * parent may have changed it for the programs it will run) and, on
  * futex(2), without a system call. On the module it needs a descriptor
- * of its own and opens it here, before fork() returns and so before the
+ * of its own and gets it here, before fork() returns and so before the
  * child's own code runs: a child that then confines itself (a seccomp
  * filter that forbids openat(), a chroot without /dev) has it already.
- * (A parent that forbade openat() before forking loses its child here
- * instead: tofutex-run(1), BUGS.) The system calls are async-signal-safe,
- * as a child handler of a multithreaded parent requires (device.c).
+ * It is made from the inherited descriptor, not opened by name (device.c),
+ * so a parent that forbade openat() before forking keeps its children too.
+ * The system calls are async-signal-safe, as a child handler of a
+ * multithreaded parent requires.
  */
 static void tofutex_fork_child(void)
 {
@@ -47,11 +48,9 @@ static void tofutex_fork_child(void)
 	const struct tofutex__backend_ops *ops =
 		__atomic_load_n(&tofutex__ops_cached, __ATOMIC_RELAXED);
 
-	tofutex__fd_forget();
+	tofutex__fd_fork_child(ops && ops->backend == TOFUTEX_BACKEND_MODULE);
 	tofutex__spin_forget();
 	tofutex__tid_forget();
-	if (ops && ops->backend == TOFUTEX_BACKEND_MODULE)
-		(void)tofutex_fd();
 	errno = saved_errno;
 }
 

@@ -96,8 +96,11 @@ static inline bool tofutex__is_self(uint32_t owner, uint32_t tid)
  * anything, since it could not forget it in a child.
  */
 TOFUTEX_HIDDEN int tofutex__fork_ready(void);
-/* device.c: in the child of fork(): close the parent's descriptor. */
-TOFUTEX_HIDDEN void tofutex__fd_forget(void);
+/*
+ * device.c: in the child of fork(): close the parent's descriptor and,
+ * @own, make the child's own from it.
+ */
+TOFUTEX_HIDDEN void tofutex__fd_fork_child(bool own);
 
 /*
  * backend.c: 0, or when TOFUTEX_BACKEND forces the module and it cannot

@@ -19,14 +19,18 @@
  *   A descriptor that reached another process (fork(), SCM_RIGHTS, a
  *   clone(CLONE_VM) child that is not a thread, the same thread group after
  *   execve()) fails with -EBADFD, so no process can reach another
- *   process's lock states through tofutex.
+ *   process's lock states through tofutex. The one exception is
+ *   TOFUTEX_IOC_REOPEN, which touches no table: it opens a new file of the
+ *   device for the caller, bound to the caller's own process.
  *
  * Nothing in this file sleeps other than copy_{from,to}_user() and what the
  * individual operations document.
  */
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/mount.h>
 #include <linux/sched/mm.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
@@ -37,7 +41,8 @@
 			  TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP | \
 			  TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME | \
 			  TOFUTEX_FEAT_REQUEUE | TOFUTEX_FEAT_RWLOCK | \
-			  TOFUTEX_FEAT_NO_OWNER_POLL | TOFUTEX_FEAT_RW_RESERVE)
+			  TOFUTEX_FEAT_NO_OWNER_POLL | TOFUTEX_FEAT_RW_RESERVE | \
+			  TOFUTEX_FEAT_REOPEN)
 
 static int tofutex_open(struct inode *inode, struct file *file)
 {
@@ -120,12 +125,61 @@ static long tofutex_ioc_version(void __user *argp)
 	return 0;
 }
 
+/**
+ * tofutex_ioc_reopen() - a new descriptor of the device for the caller
+ * @file:  a descriptor of the device, the caller's or another process's
+ * @flags: 0 or O_CLOEXEC, for the new descriptor
+ *
+ * What open("/proc/self/fd/N", O_RDWR) would give, without a path lookup:
+ * a process holding another process's descriptor (the child of fork(), the
+ * receiver of SCM_RIGHTS) gets one of its own even where it may no longer
+ * open files by name (a seccomp filter that forbids openat(), a chroot or
+ * mount namespace without /dev). That is why the libraries' fork handlers
+ * use it. It grants nothing that opening the device node would not: the
+ * node's mount must allow devices and the caller needs the node's read and
+ * write permission (may_open_dev(), not exported, and path_permission(),
+ * as a path open checks them; LSMs see the open through dentry_open()),
+ * and the new file is bound to the caller's process by tofutex_open(),
+ * exactly as an open(2) binds it. The old file is not touched.
+ *
+ * Return: the new descriptor, -EINVAL for other flags, -EACCES or -EPERM
+ * when the caller may not open the node, or -EMFILE, -ENFILE, -ENOMEM.
+ */
+static long tofutex_ioc_reopen(struct file *file, unsigned long flags)
+{
+	struct file *new;
+	int fd, ret;
+
+	if (flags & ~(unsigned long)O_CLOEXEC)
+		return -EINVAL;
+	if ((file->f_path.mnt->mnt_flags & MNT_NODEV) ||
+	    (file->f_path.mnt->mnt_sb->s_iflags & SB_I_NODEV))
+		return -EACCES;
+	ret = path_permission(&file->f_path, MAY_READ | MAY_WRITE);
+	if (ret)
+		return ret;
+	fd = get_unused_fd_flags(flags);
+	if (fd < 0)
+		return fd;
+	new = dentry_open(&file->f_path, O_RDWR, current_cred());
+	if (IS_ERR(new)) {
+		put_unused_fd(fd);
+		return PTR_ERR(new);
+	}
+	/* Nothing can fail after this: the descriptor is the caller's. */
+	fd_install(fd, new);
+	return fd;
+}
+
 static long tofutex_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
 	struct tofutex_table *table = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	/* The one operation on a descriptor of another process: see above. */
+	if (cmd == TOFUTEX_IOC_REOPEN)
+		return tofutex_ioc_reopen(file, arg);
 	if (!tofutex_table_is_current(table))
 		return -EBADFD;
 

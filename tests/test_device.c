@@ -10,12 +10,16 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,7 +34,8 @@
 			TOFUTEX_FEAT_WAITWAKE | TOFUTEX_FEAT_SWAP |	\
 			TOFUTEX_FEAT_STATS | TOFUTEX_FEAT_CLOCK_REALTIME | \
 			TOFUTEX_FEAT_REQUEUE | TOFUTEX_FEAT_RWLOCK | \
-			TOFUTEX_FEAT_NO_OWNER_POLL | TOFUTEX_FEAT_RW_RESERVE)
+			TOFUTEX_FEAT_NO_OWNER_POLL | TOFUTEX_FEAT_RW_RESERVE | \
+			TOFUTEX_FEAT_REOPEN)
 
 static int open_dev(void)
 {
@@ -366,6 +371,202 @@ START_TEST(test_fork_ebadfd)
 }
 END_TEST
 
+/* TOFUTEX_IOC_REOPEN through @fd: the new descriptor, or -errno. */
+static int reopen(int fd, unsigned long flags)
+{
+	int ret = ioctl(fd, TOFUTEX_IOC_REOPEN, flags);
+
+	return ret >= 0 ? ret : -errno;
+}
+
+static bool works(int fd)
+{
+	struct tofutex_version v;
+
+	memset(&v, 0, sizeof(v));
+	return ioctl(fd, TOFUTEX_IOC_VERSION, &v) == 0 &&
+	       v.abi_version == TOFUTEX_ABI_VERSION;
+}
+
+START_TEST(test_reopen_own)
+{
+	int fd = open_dev();
+	int fd2, fd3;
+
+	ck_assert(version_of(fd).features & TOFUTEX_FEAT_REOPEN);
+	fd2 = reopen(fd, O_CLOEXEC);
+	ck_assert_msg(fd2 >= 0, "REOPEN: %s", strerror(-fd2));
+	ck_assert_int_ne(fd2, fd);
+	ck_assert(works(fd2));
+	ck_assert_int_eq(fcntl(fd2, F_GETFD), FD_CLOEXEC);
+	fd3 = reopen(fd2, 0);
+	ck_assert_msg(fd3 >= 0, "REOPEN: %s", strerror(-fd3));
+	ck_assert_int_eq(fcntl(fd3, F_GETFD), 0);
+	ck_assert_int_eq(fcntl(fd3, F_GETFL) & O_ACCMODE, O_RDWR);
+	/* Each is a file of its own: closing one leaves the others working. */
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert(works(fd2) && works(fd3));
+	ck_assert_int_eq(reopen(fd2, O_NONBLOCK), -EINVAL);
+	ck_assert_int_eq(reopen(fd2, O_CLOEXEC | 1), -EINVAL);
+	ck_assert_int_eq(reopen(fd2, ~0UL), -EINVAL);
+	close(fd2);
+	close(fd3);
+}
+END_TEST
+
+/*
+ * A fork() child: the inherited descriptor refuses everything else with
+ * EBADFD but gives the child its own, which works where the device cannot
+ * be opened by name (a chroot without /dev, when root can make one).
+ */
+START_TEST(test_reopen_fork_child)
+{
+	char dir[] = "/tmp/tofutex-reopen-XXXXXX";
+	int fd = open_dev();
+	bool root = geteuid() == 0;
+	int status;
+	pid_t pid;
+
+	ck_assert(mkdtemp(dir) != NULL);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		int own, own2;
+
+		if (works(fd) || errno != EBADFD)
+			_exit(10);
+		if (root) {
+			if (chroot(dir) || chdir("/"))
+				_exit(11);
+			if (open(DEV_PATH, O_RDWR) >= 0 || errno != ENOENT)
+				_exit(12);
+		}
+		own = reopen(fd, O_CLOEXEC);
+		if (own < 0)
+			_exit(13);
+		if (!works(own) || works(fd))
+			_exit(14);
+		/* The parent's may go: the child's is independent of it. */
+		close(fd);
+		if (!works(own))
+			_exit(15);
+		/* From one's own, too. */
+		own2 = reopen(own, 0);
+		if (own2 < 0 || !works(own2))
+			_exit(16);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	rmdir(dir);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (10 inherited fd not EBADFD, 11 chroot, "
+		      "12 device found in the chroot, 13 REOPEN failed, 14/15 "
+		      "its descriptor, 16 REOPEN of its own)", status);
+	ck_assert(works(fd));
+	close(fd);
+	if (!root)
+		printf("test_reopen_fork_child: not root: no chroot case\n");
+}
+END_TEST
+
+/*
+ * The caller needs the node's permission, as open(2) would check it: a
+ * descriptor of a 0600 root-owned node (a private node of the same
+ * device) gives a process that dropped to nobody no new descriptor.
+ * Also EMFILE when the caller has no descriptor left.
+ */
+START_TEST(test_reopen_permission)
+{
+	char dir[] = "/tmp/tofutex-node-XXXXXX";
+	char node[64];
+	struct stat st;
+	int fd, status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("test_reopen_permission: not root: skipped\n");
+		return;
+	}
+	ck_assert(stat(DEV_PATH, &st) == 0);
+	ck_assert(mkdtemp(dir) != NULL);
+	snprintf(node, sizeof(node), "%s/node", dir);
+	ck_assert_msg(mknod(node, S_IFCHR | 0600, st.st_rdev) == 0, "mknod: %s",
+		      strerror(errno));
+	ck_assert(chmod(dir, 0755) == 0);
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "open %s: %s", node, strerror(errno));
+	ck_assert(works(fd));
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 0, 0 };
+		int err;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		err = reopen(fd, O_CLOEXEC);
+		if (err != -EACCES)
+			_exit(err >= 0 ? 11 : 12);
+		/* The 0666 node is the nobody's to open, and so to reopen. */
+		fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(13);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(14);
+		if (reopen(fd, O_CLOEXEC) != -EMFILE)
+			_exit(15);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	unlink(node);
+	rmdir(dir);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child: status %#x (10 setuid, 11 REOPEN of a 0600 node "
+		      "succeeded, 12 failed other than EACCES, 13 open, 14 "
+		      "setrlimit, 15 not EMFILE)", status);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A node on a mount that no longer allows devices (remounted nodev after
+ * the open) gives no new descriptor, as open(2) of it would fail.
+ */
+START_TEST(test_reopen_nodev)
+{
+	char dir[] = "/tmp/tofutex-nodev-XXXXXX";
+	char node[64];
+	struct stat st;
+	int fd, fd2;
+
+	if (geteuid() != 0) {
+		printf("test_reopen_nodev: not root: skipped\n");
+		return;
+	}
+	ck_assert(stat(DEV_PATH, &st) == 0);
+	ck_assert(mkdtemp(dir) != NULL);
+	ck_assert_msg(mount("tofutex-nodev", dir, "tmpfs", 0, NULL) == 0,
+		      "mount tmpfs: %s", strerror(errno));
+	snprintf(node, sizeof(node), "%s/node", dir);
+	ck_assert(mknod(node, S_IFCHR | 0666, st.st_rdev) == 0);
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "open %s: %s", node, strerror(errno));
+	fd2 = reopen(fd, O_CLOEXEC);
+	ck_assert_msg(fd2 >= 0 && works(fd2), "REOPEN: %s", strerror(-fd2));
+	close(fd2);
+	ck_assert_msg(mount(NULL, dir, NULL, MS_REMOUNT | MS_NODEV, NULL) == 0,
+		      "remount nodev: %s", strerror(errno));
+	ck_assert_int_eq(open(node, O_RDWR), -1);
+	ck_assert_int_eq(errno, EACCES);
+	fd2 = reopen(fd, O_CLOEXEC);
+	close(fd);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	ck_assert_msg(fd2 == -EACCES, "REOPEN on a nodev mount: %s",
+		      fd2 >= 0 ? "a descriptor" : strerror(-fd2));
+}
+END_TEST
+
 static int delete_module(const char *name)
 {
 	return syscall(SYS_delete_module, name, O_NONBLOCK) == 0 ? 0 : errno;
@@ -450,6 +651,10 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_stats_einval);
 	tcase_add_test(tc, test_fork_ebadfd);
+	tcase_add_test(tc, test_reopen_own);
+	tcase_add_test(tc, test_reopen_fork_child);
+	tcase_add_test(tc, test_reopen_permission);
+	tcase_add_test(tc, test_reopen_nodev);
 	suite_add_tcase(s, tc);
 
 	if (getenv("TOFUTEX_KO")) {

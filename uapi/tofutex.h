@@ -67,6 +67,7 @@
 #define TOFUTEX_FEAT_RWLOCK	(1ULL << 7)
 #define TOFUTEX_FEAT_NO_OWNER_POLL	(1ULL << 8)
 #define TOFUTEX_FEAT_RW_RESERVE	(1ULL << 9)
+#define TOFUTEX_FEAT_REOPEN	(1ULL << 10)
 
 /**
  * struct tofutex_version - TOFUTEX_IOC_VERSION argument
@@ -428,5 +429,15 @@ struct tofutex_stats {
 #define TOFUTEX_IOC_RDLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x08, struct tofutex_lock)
 #define TOFUTEX_IOC_WRLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x09, struct tofutex_lock)
 #define TOFUTEX_IOC_RWUNLOCK	_IOWR(TOFUTEX_IOC_MAGIC, 0x0a, struct tofutex_unlock)
+
+/*
+ * TOFUTEX_IOC_REOPEN: ioctl(fd, TOFUTEX_IOC_REOPEN, flags), flags 0 or
+ * O_CLOEXEC, returns a new descriptor of the device bound to the calling
+ * process. The one ioctl that works on a descriptor another process opened
+ * (inherited over fork(), received over a Unix socket): such a process
+ * gets its own without opening the device by name. The caller needs read
+ * and write permission on the device node, as for open(2).
+ */
+#define TOFUTEX_IOC_REOPEN	_IO(TOFUTEX_IOC_MAGIC, 0x0b)
 
 #endif /* _UAPI_LINUX_TOFUTEX_H */
