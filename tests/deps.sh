@@ -98,8 +98,10 @@ deb=(build-essential dpkg-dev debhelper dh-dkms lintian pkg-config
      systemtap-sdt-dev)
 
 # The arm64 guests' (arm64-kernels.sh downloads the rest with apt-get
-# download and curl).
-arm64=(gcc-aarch64-linux-gnu cpio gzip curl debootstrap)
+# download and curl). The cross C library's headers are only a
+# recommendation of the cross compiler, which --no-install-recommends
+# leaves out.
+arm64=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross cpio gzip curl debootstrap)
 
 # QEMU from bookworm-backports, at least this major version.
 qemu_pkg=qemu-system-x86
