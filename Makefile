@@ -165,15 +165,31 @@ build/tsan/%: tests/%.c $(LIB_SRCS) $(wildcard lib/*.h) | $(UAPI_LINK) deps-user
 	$(CC) $(TFX_CFLAGS) -O1 -g -fsanitize=thread $(LDFLAGS) -o $@ $< \
 		$(LIB_SRCS) $(CHECK_LIBS)
 
+# The pthread preload the same way, and its lock suites, run with it
+# preloaded ahead of TSan's runtime, so that their calls reach the
+# preload's code and not TSan's interceptors (tests/tsan/build-preload.sh
+# says why and what is left uninstrumented).
+TSAN_PRELOAD := build/tsan/lib/libtofutex-pthread.so.$(SOVERSION)
+TSAN_PRELOAD_BINS := $(addprefix build/tsan/preload/,test_pthread_mutex \
+	test_pthread_cond test_pthread_rwlock test_pthread_rwlock_handover)
+$(TSAN_PRELOAD): tests/tsan/build-preload.sh $(PRELOAD_SRCS) $(LIB_SRCS) \
+		$(wildcard lib/*.h lib/pthread/*.h) $(PRELOAD_MAP) | $(UAPI_LINK) deps-user
+	CC='$(CC)' tests/tsan/build-preload.sh lib $(PRELOAD_GEN) build/include $@
+build/tsan/preload/%: tests/preload/%.c $(LIB_SRCS) $(wildcard lib/*.h) | $(UAPI_LINK) deps-user
+	@mkdir -p $(@D)
+	$(CC) $(TFX_CFLAGS) -O1 -g -fsanitize=thread -rdynamic $(LDFLAGS) -o $@ $< \
+		$(LIB_SRCS) -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic $(SYS_LIBS)
+
 userspace: lib test-bins bench-bins
 lib: $(LIB_A) $(LIB_SO) $(PRELOAD_SO) $(RUN_BIN)
 test-bins: $(TEST_BINS) $(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) \
-	$(TSAN_BINS) build/tests/programs/tofutex-stats
+	$(TSAN_BINS) $(TSAN_PRELOAD) $(TSAN_PRELOAD_BINS) build/tests/programs/tofutex-stats
 # What check-native runs and nothing more: the library suites
 # (tests/test_lib_*.c) and the preload's programs, with what they load,
 # and the library suites again under ThreadSanitizer.
 native-test-bins: lib $(filter build/tests/test_lib_%,$(TEST_BINS)) \
-	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) $(TSAN_BINS)
+	$(PRELOAD_TEST_BINS) $(PRELOAD_PLUGINS) $(PRELOAD_LOCALE) $(TSAN_BINS) \
+	$(TSAN_PRELOAD) $(TSAN_PRELOAD_BINS)
 bench-bins: $(BENCH_BINS)
 # The tests and benchmarks need the compiler and Check; with parallel make
 # the dependency step must still run first. The libraries and tofutex-run

@@ -81,6 +81,22 @@ static int tfx_checker_loaded(struct dl_phdr_info *info, size_t size,
 }
 
 /*
+ * The sanitizer runtime this library was itself built with, which comes
+ * after it (a ThreadSanitizer build of the preload, which the project's
+ * checks use to see its own atomics: tests/tsan/). Its functions pass
+ * the objects this library leaves to glibc on to glibc's.
+ */
+static bool tfx_own_runtime(const char *base)
+{
+#ifdef __SANITIZE_THREAD__
+	return tfx_str_prefix(base, "libtsan.so.");
+#else
+	(void)base;
+	return false;
+#endif
+}
+
+/*
  * A library after this one in the lookup order that defines a function
  * this one replaces: a wrapper that appended its own library to
  * LD_PRELOAD (faketime's libfaketime, which shifts condition-variable
@@ -109,7 +125,8 @@ static const char *tfx_interposer_after(void)
 		 */
 		if (!tfx_str_prefix(base, "libc.so.") &&
 		    !tfx_str_prefix(base, "libpthread.so.") &&
-		    !tfx_str_prefix(base, "libtofutex-pthread.so."))
+		    !tfx_str_prefix(base, "libtofutex-pthread.so.") &&
+		    !tfx_own_runtime(base))
 			return info.dli_fname;
 	}
 	return NULL;

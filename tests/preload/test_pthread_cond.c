@@ -169,7 +169,8 @@ static void *gate_main(void *arg)
 	struct gate *g = arg;
 
 	TCHECK(pthread_mutex_lock(&g->m) == 0, "lock");
-	g->waiting++;
+	/* Read without the mutex, by the thread that counts who waits. */
+	__atomic_fetch_add(&g->waiting, 1, __ATOMIC_RELEASE);
 	while (!g->open)
 		TCHECK(pthread_cond_wait(&g->c, &g->m) == 0, "wait");
 	TCHECK(held_by_me(&g->m), "mutex not held after the wait");

@@ -134,12 +134,17 @@ test_bins() {
 	return 0
 }
 
-# The library suites built under ThreadSanitizer (Makefile, TSAN_BINS).
+# The library suites built under ThreadSanitizer (Makefile, TSAN_BINS),
+# and the preload's lock suites (TSAN_PRELOAD_BINS).
 tsan_test_bins() {
 	local src bin
 
-	for src in "$top"/tests/test_lib_*.c; do
-		bin=$top/build/tsan/$(basename "$src" .c)
+	for src in "$top"/tests/test_lib_*.c "$top"/build/tsan/preload/test_*; do
+		case $src in
+		*.d) continue ;;
+		*/test_lib_*) bin=$top/build/tsan/$(basename "$src" .c) ;;
+		*) bin=$src ;;
+		esac
 		if [ -n "${TESTS-}" ] && ! grep -qw -- "${bin##*/}" <<<"$TESTS"; then
 			continue
 		fi
@@ -756,6 +761,16 @@ native_one() {
 		sed "s/^/@@DETAIL $name /" >>"$results" || true
 }
 
+# tsan_preload BIN: one of the preload's suites under ThreadSanitizer
+# (tests/tsan/preload.supp says what it does not report, and why).
+tsan_preload() {
+	local so=("$top"/build/tsan/lib/libtofutex-pthread.so.*)
+
+	native_one "${1##*/}@tsan" env LD_PRELOAD="${so[0]}" \
+		TSAN_OPTIONS="exitcode=66 halt_on_error=1 report_mutex_bugs=0 suppressions=$top/tests/tsan/preload.supp" \
+		"$1"
+}
+
 # native: the library suites, and the pthread preload's under tofutex-run
 # (its mutex, condition variable and rwlock suites again with
 # TOFUTEX_PROFILE on: @profile), on this machine's real CPUs, futex
@@ -776,10 +791,14 @@ native() {
 		for bin in $(preload_test_bins); do
 			native_one "${bin##*/}@futex" "$top/build/bin/tofutex-run" "$bin"
 		done
-		# The library suites under ThreadSanitizer: any report fails.
+		# The library suites under ThreadSanitizer, and the preload's
+		# with its TSan build ahead of TSan's runtime: any report fails.
 		for bin in $(tsan_test_bins); do
-			native_one "${bin##*/}@tsan" env \
-				TSAN_OPTIONS="exitcode=66 halt_on_error=1" "$bin"
+			case $bin in
+			*/preload/*) tsan_preload "$bin" ;;
+			*) native_one "${bin##*/}@tsan" env \
+				TSAN_OPTIONS="exitcode=66 halt_on_error=1" "$bin" ;;
+			esac
 		done
 		# ...and they would see each acquire or release lost.
 		if [ -z "${TESTS-}" ] || grep -qw tsan-weaken <<<"$TESTS"; then

@@ -28,6 +28,9 @@ cond-unlock-futex|lib/backend_futex.c|static int tofutex_futex_unlock(|RELEASE|t
 rwlock-read-join|lib/rwlock.h|A join past RW_HANDOFF keeps it|ACQUIRE|test_lib_rwlock
 rwlock-unlock-fast|lib/rwlock.h|tofutex_rw_readers(*w) > 1|RELEASE|test_lib_rwlock
 rwlock-write-fast|lib/rwlock.c|if (write) {|ACQUIRE|test_lib_rwlock
+preload-rwlock-write-fast|lib/pthread/rwlock.c|tfx_rw_write_fast(|ACQUIRE|test_pthread_rwlock
+preload-mutex-lock-fast|lib/mutex.h|tofutex__mutex_lock_fast(|ACQUIRE|test_pthread_mutex
+rwlock-write-futex|lib/backend_futex.c|int tofutex__futex_wrlock(|ACQUIRE|test_pthread_rwlock
 '
 
 # Copy lib/ to $4 with the first __ATOMIC_$3 at or after the line holding
@@ -47,17 +50,31 @@ weaken() {
 		END { exit !done }' "$top/$file" >"$dst/$file"
 }
 
+# A library suite with the weakened library in it; a preload suite
+# (test_pthread_*) with the weakened preload beside it, which run()
+# preloads as make check-native does (tests/tsan/build-preload.sh).
 build() {
-	local libdir=$1 suite=$2 out=$3
+	local libdir=$1 suite=$2 out=$3 src=$top/tests/$2.c
+
+	if [ "${suite#test_pthread_}" != "$suite" ]; then
+		src=$top/tests/preload/$suite.c
+		CC=$cc "$top/tests/tsan/build-preload.sh" "$libdir/lib" \
+			"$top/build/lib/pthread-gen" "$top/build/include" \
+			"$(dirname "$out")/preload/libtofutex-pthread.so.0" || return 1
+	fi
 	"$cc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
-		-I"$top/build/include" -I"$libdir/lib" -O1 -g \
-		-fsanitize=thread -o "$out" "$top/tests/$suite.c" \
+		-I"$top/build/include" -I"$libdir/lib" -O1 -g -rdynamic \
+		-fsanitize=thread -o "$out" "$src" \
 		"$libdir"/lib/*.c -lcheck -lsubunit -lm -lrt -lpthread
 }
 
 run() {
-	(cd "$(dirname "$1")" && TOFUTEX_BACKEND=futex CK_FORK=yes \
-		TSAN_OPTIONS="exitcode=66 halt_on_error=1" \
+	local dir so=
+
+	dir=$(dirname "$1")
+	[ ! -d "$dir/preload" ] || so=$(echo "$dir"/preload/libtofutex-pthread.so.*)
+	(cd "$dir" && TOFUTEX_BACKEND=futex CK_FORK=yes LD_PRELOAD=$so \
+		TSAN_OPTIONS="exitcode=66 halt_on_error=1 report_mutex_bugs=0 suppressions=$top/tests/tsan/preload.supp" \
 		timeout 600 "$1" >"$1.log" 2>&1)
 }
 
