@@ -23,10 +23,18 @@ static bool tofutex_elf_name_is(const char *a, const char *b)
 	return *a == *b;
 }
 
-static bool tofutex_elf_match(const ElfW(Sym) *s, const char *strtab,
+/*
+ * Symbol @i, @s, is @name's definition: defined, and not a hidden
+ * version (in @versym, when the object has versions: an older version
+ * kept for binaries linked against it, such as glibc's
+ * pthread_cond_wait@GLIBC_2.2.5 beside its default @@GLIBC_2.3.2).
+ */
+static bool tofutex_elf_match(const ElfW(Sym) *s, uint32_t i,
+			      const ElfW(Half) *versym, const char *strtab,
 			      const char *name)
 {
 	return s->st_shndx != SHN_UNDEF &&
+	       !(versym && (versym[i] & 0x8000)) &&
 	       tofutex_elf_name_is(strtab + s->st_name, name);
 }
 
@@ -37,6 +45,7 @@ static bool tofutex_elf_match(const ElfW(Sym) *s, const char *strtab,
  */
 static const ElfW(Sym) *tofutex_elf_gnu(const uint32_t *gh,
 					const ElfW(Sym) *sym,
+					const ElfW(Half) *versym,
 					const char *str, const char *name)
 {
 	const uint32_t *bucket, *chain;
@@ -54,7 +63,7 @@ static const ElfW(Sym) *tofutex_elf_gnu(const uint32_t *gh,
 		return NULL;
 	do {
 		if ((chain[i - gh[1]] | 1) == (h | 1) &&
-		    tofutex_elf_match(&sym[i], str, name))
+		    tofutex_elf_match(&sym[i], i, versym, str, name))
 			return &sym[i];
 	} while (!(chain[i++ - gh[1]] & 1));
 	return NULL;
@@ -63,26 +72,29 @@ static const ElfW(Sym) *tofutex_elf_gnu(const uint32_t *gh,
 /* The SysV table: nbucket, nchain (the number of symbols), ... */
 static const ElfW(Sym) *tofutex_elf_sysv(const uint32_t *hash,
 					 const ElfW(Sym) *sym,
+					 const ElfW(Half) *versym,
 					 const char *str, const char *name)
 {
 	uint32_t i;
 
 	for (i = 0; i < hash[1]; i++)
-		if (tofutex_elf_match(&sym[i], str, name))
+		if (tofutex_elf_match(&sym[i], i, versym, str, name))
 			return &sym[i];
 	return NULL;
 }
 
 const ElfW(Sym) *tofutex__elf_find(const uint32_t *gnu_hash,
 				   const uint32_t *sysv_hash,
-				   const ElfW(Sym) *symtab, const char *strtab,
-				   const char *name)
+				   const ElfW(Sym) *symtab,
+				   const ElfW(Half) *versym,
+				   const char *strtab, const char *name)
 {
 	if (!symtab || !strtab)
 		return NULL;
 	if (gnu_hash)
-		return tofutex_elf_gnu(gnu_hash, symtab, strtab, name);
+		return tofutex_elf_gnu(gnu_hash, symtab, versym, strtab, name);
 	if (sysv_hash)
-		return tofutex_elf_sysv(sysv_hash, symtab, strtab, name);
+		return tofutex_elf_sysv(sysv_hash, symtab, versym, strtab,
+					name);
 	return NULL;
 }

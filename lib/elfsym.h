@@ -15,11 +15,12 @@
 /*
  * @name's defined symbol in @symtab/@strtab, found through the GNU hash
  * table @gnu_hash (DT_GNU_HASH) or the SysV one @sysv_hash (DT_HASH),
- * whichever is not NULL (the GNU one first); NULL when not defined.
+ * whichever is not NULL (the GNU one first); NULL when not defined. With
+ * @versym (DT_VERSYM), its default version: hidden ones are passed over.
  */
 TOFUTEX_HIDDEN const ElfW(Sym) *
 tofutex__elf_find(const uint32_t *gnu_hash, const uint32_t *sysv_hash,
-		  const ElfW(Sym) *symtab, const char *strtab,
-		  const char *name);
+		  const ElfW(Sym) *symtab, const ElfW(Half) *versym,
+		  const char *strtab, const char *name);
 
 #endif /* TOFUTEX_ELFSYM_H */

@@ -226,6 +226,7 @@ TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
  */
 extern bool tofutex__glibc_words TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN void tofutex__glibc_words_enable(void);
+TOFUTEX_HIDDEN void tofutex__glibc_words_fork_child(void);
 
 /*
  * glibc.c: is the owner @owner (a word's TID bits) glibc's code, which

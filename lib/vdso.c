@@ -104,7 +104,7 @@ static tofutex_vdso_clock_fn tofutex_vdso_lookup(void)
 	if (!base || !tofutex_vdso_tables(base, &load, &strtab, &symtab,
 					  &gnu_hash, &sysv_hash))
 		return tofutex_no_vdso;
-	sym = tofutex__elf_find(gnu_hash, sysv_hash, symtab, strtab,
+	sym = tofutex__elf_find(gnu_hash, sysv_hash, symtab, NULL, strtab,
 				TOFUTEX_VDSO_CLOCK);
 	if (!sym || ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
 		return tofutex_no_vdso;

@@ -89,7 +89,7 @@ static void tfx_depth_restore(void *arg)
 {
 	const struct tfx_depth *d = arg;
 
-	d->m->__data.__nusers = d->depth;
+	d->m->__data.__count = d->depth;
 }
 
 /* tofutex__cond_wait() for a RECURSIVE mutex @m, @depth levels deep. */
@@ -100,7 +100,7 @@ static int tfx_cond_wait_recursive(pthread_cond_t *c,
 {
 	int err;
 
-	d->m->__data.__nusers = 0;
+	d->m->__data.__count = 1;
 	pthread_cleanup_push(tfx_depth_restore, d);
 	err = tofutex__cond_wait(tfx_cond(c), cm, clockid, abstime);
 	pthread_cleanup_pop(1);
@@ -137,8 +137,8 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	 * must find none, and we find ours again after the relock.
 	 */
 	if (tfx_mutex_type(m) == PTHREAD_MUTEX_RECURSIVE &&
-	    m->__data.__nusers && tfx_mutex_mine(m)) {
-		d.depth = m->__data.__nusers;
+	    m->__data.__count > 1 && tfx_mutex_mine(m)) {
+		d.depth = m->__data.__count;
 		err = tfx_cond_wait_recursive(c, &cm, &d, clockid, abstime);
 	} else {
 		err = tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
@@ -156,13 +156,12 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
  * (lib/glibc.c). Before the wait, the fields glibc's code checks are set
  * as it would have them: the word 2, so that its unlock wakes a sleeper;
  * __owner the caller's TID for ERRORCHECK and RECURSIVE (mutex.c keeps
- * it so), and for RECURSIVE one level in __count (our @state, which no
- * other thread reads while the caller holds the mutex; glibc's unlock
- * sets it back to 0 before it releases) with our depth kept aside.
- * After the wait, or in its cancellation, ours are put back: __owner 0
- * for the other types (glibc's relock sets it for every type, and
- * glibc's lock of a DEFAULT mutex asserts that it is 0), @state 0, the
- * depth, and the caller's TID in the word, which glibc's relock left 2.
+ * it so), and for RECURSIVE one level in __count (where mutex.c keeps
+ * the levels, as glibc does) with the caller's depth kept aside. After
+ * the wait, or in its cancellation, ours are put back: __owner 0 for the
+ * other types (glibc's relock sets it for every type, and glibc's lock
+ * of a DEFAULT mutex asserts that it is 0), the depth, and the caller's
+ * TID in the word, which glibc's relock left 2.
  */
 struct tfx_glibc_wait {
 	pthread_mutex_t *m;
@@ -179,10 +178,8 @@ static void tfx_glibc_wait_done(void *arg)
 	    g->type != PTHREAD_MUTEX_RECURSIVE)
 		g->m->__data.__owner = 0;
 	tofutex__glibc_adopt(&tfx_mutex(g->m)->word, (uint32_t)tofutex__tid());
-	if (g->type == PTHREAD_MUTEX_RECURSIVE) {
-		__atomic_store_n(&tfx_mutex(g->m)->state, 0, __ATOMIC_RELAXED);
-		g->m->__data.__nusers = g->depth;
-	}
+	if (g->type == PTHREAD_MUTEX_RECURSIVE)
+		g->m->__data.__count = g->depth;
 }
 
 static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
@@ -199,10 +196,8 @@ static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
 			return EPERM;
 	} else {
 		if (type == PTHREAD_MUTEX_RECURSIVE) {
-			g.depth = m->__data.__nusers;
-			m->__data.__nusers = 0;
-			__atomic_store_n(&tfx_mutex(m)->state, 1,
-					 __ATOMIC_RELAXED);
+			g.depth = m->__data.__count;
+			m->__data.__count = 1;
 		}
 		tofutex__glibc_handover(&tfx_mutex(m)->word);
 	}

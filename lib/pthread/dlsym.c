@@ -3,10 +3,9 @@
  * libtofutex-pthread - dlsym() and dlvsym(), so that a program that takes
  * a lock function from a handle of glibc (dlopen("libc.so.6") or
  * dlopen("libpthread.so.0"), then dlsym(h, "pthread_mutex_lock")) gets
- * ours: glibc's code cannot run on our objects. Its mutex code keeps
- * neither a RECURSIVE mutex's depth (ours is in __nusers) nor our
- * waiters' wake-ups (its unlock wakes only when the old word as an int is
- * above 1; WAITERS is the sign bit); its rwlock's phase bits are the low
+ * ours: glibc's code cannot run on our objects. Its mutex code does not
+ * keep our waiters' wake-ups (its unlock wakes only when the old word as
+ * an int is above 1; WAITERS is the sign bit); its rwlock's phase bits are the low
  * bits of our writer's TID; its condition variables' words mean other
  * things than ours (preload.h). This is one of the ways in that hand out
  * ours, all listed in tofutex-run(1), NOTES:
@@ -131,6 +130,7 @@ void *tfx_elf_sym(const struct link_map *l, const char *name)
 	const ElfW(Sym) *s = tofutex__elf_find(tfx_dyn_ptr(l, DT_GNU_HASH),
 					       tfx_dyn_ptr(l, DT_HASH),
 					       tfx_dyn_ptr(l, DT_SYMTAB),
+					       tfx_dyn_ptr(l, DT_VERSYM),
 					       tfx_dyn_ptr(l, DT_STRTAB), name);
 
 	return s ? (void *)(l->l_addr + s->st_value) : NULL;
@@ -147,13 +147,20 @@ struct link_map *tfx_self_map(void)
 	return l;
 }
 
-void *tfx_elf_next(const char *name)
+void *tfx_elf_after(const char *name)
 {
 	struct link_map *l = tfx_self_map();
 	void *fn = NULL;
 
 	for (l = l ? l->l_next : NULL; l && !fn; l = l->l_next)
 		fn = tfx_elf_sym(l, name);
+	return fn;
+}
+
+void *tfx_elf_next(const char *name)
+{
+	void *fn = tfx_elf_after(name);
+
 	if (!fn) {
 		fprintf(stderr, "libtofutex-pthread: no %s after this library\n",
 			name);

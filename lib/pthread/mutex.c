@@ -103,9 +103,14 @@ bool tfx_mutex_mine(pthread_mutex_t *m)
 	return tfx_mine(m, tfx_mutex_type(m), (uint32_t)tofutex__tid());
 }
 
-/* The caller @tid took @m of @type. */
+/*
+ * The caller @tid took @m of @type: its first level of a RECURSIVE one.
+ * __count was 0, the word's release ordered it (tfx_unlock_owner()).
+ */
 static inline int tfx_locked(pthread_mutex_t *m, int type, uint32_t tid)
 {
+	if (type == PTHREAD_MUTEX_RECURSIVE)
+		m->__data.__count = 1;
 	if (tfx_owner_kept(type))
 		__atomic_store_n(&m->__data.__owner, (int)tid,
 				 __ATOMIC_RELAXED);
@@ -118,14 +123,17 @@ static bool tfx_mutex_stalled(pthread_mutex_t *m)
 }
 
 /*
- * One more level of a RECURSIVE mutex the caller holds. __nusers counts
- * the levels after the first; glibc holds at most UINT_MAX in all.
+ * One more level of a RECURSIVE mutex the caller holds. The levels are in
+ * __count, as glibc keeps them (preload.h): glibc's own code that locks
+ * and unlocks it once more in between (a DEEPBIND plugin's constructor,
+ * another namespace's C library) then counts on ours and does not
+ * release it. At most UINT_MAX levels, as glibc's.
  */
 static int tfx_mutex_recurse(pthread_mutex_t *m)
 {
-	if (m->__data.__nusers == UINT_MAX - 1)
+	if (m->__data.__count == UINT_MAX)
 		return EAGAIN;
-	m->__data.__nusers++;
+	m->__data.__count++;
 	return 0;
 }
 
@@ -502,13 +510,17 @@ static void tfx_mutex_unglibc(pthread_mutex_t *m)
 /*
  * The unlock by its owner of a mutex of a type that keeps its owner: true
  * when that dropped one level of a RECURSIVE mutex and is all; else
- * __owner is cleared for the release.
+ * __owner (and a RECURSIVE one's __count) is cleared for the release.
  */
 static inline bool tfx_unlock_owner(pthread_mutex_t *m, int type)
 {
-	if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__nusers) {
-		m->__data.__nusers--;
-		return true;
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		if (m->__data.__count > 1) {
+			m->__data.__count--;
+			return true;
+		}
+		/* 0 for the next owner, whose lock reads it as @state. */
+		m->__data.__count = 0;
 	}
 	/* 0 before the release: glibc's lock asserts it. */
 	__atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);

@@ -21,10 +21,14 @@
  *                TID, WAITERS, OWNER_DIED), so the kernel sees the word;
  *                1 or 2 while glibc's own code holds it (lib/glibc.c)
  *   __count (4)  tofutex_mutex_t.state (libtofutex's own: 0, or not
- *                recoverable, which here means stalled, see mutex.c)
+ *                recoverable, which here means stalled, see mutex.c);
+ *                RECURSIVE, while held: the number of levels, as glibc
+ *                keeps it (its own code on the mutex counts on ours),
+ *                0 again before the release, which libtofutex's next
+ *                lock reads it after
  *   __owner (8)  ERRORCHECK, RECURSIVE: the owner's TID, as glibc keeps
  *                it (its own code checks it); 0 otherwise
- *   __nusers(12) RECURSIVE: the number of locks beyond the first
+ *   __nusers(12) not ours: glibc's own code counts in it
  *   __kind  (16) the type, read only
  * Every field we use is zero in a mutex glibc's pthread_mutex_init() or
  * PTHREAD_MUTEX_INITIALIZER made, and zero means free: there is no
@@ -214,14 +218,20 @@ TOFUTEX_HIDDEN const ElfW(Dyn) *tfx_dyn_entry(const struct link_map *l,
 /* dlsym.c: an entry @tag of @l's dynamic section, as an address, or NULL. */
 TOFUTEX_HIDDEN const void *tfx_dyn_ptr(const struct link_map *l,
 				       ElfW(Sxword) tag);
-/* dlsym.c: @name's definition in @l (its GNU hash table), or NULL. */
+/*
+ * dlsym.c: @name's definition in @l (its hash table), in its default
+ * version, or NULL.
+ */
 TOFUTEX_HIDDEN void *tfx_elf_sym(const struct link_map *l, const char *name);
 /* dlsym.c: this library's link map (dladdr1(): takes the loader's lock). */
 TOFUTEX_HIDDEN struct link_map *tfx_self_map(void);
 /*
  * dlsym.c: @name's definition in the first object loaded after this
- * library that defines it (glibc's dlsym, dlopen, ...); aborts if none.
+ * library that defines it (glibc's dlsym, dlopen, ...), or NULL: none
+ * is, or this library was loaded by dlopen(), after them.
  */
+TOFUTEX_HIDDEN void *tfx_elf_after(const char *name);
+/* dlsym.c: tfx_elf_after(), which must find it; aborts if not. */
 TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
 /*
  * deepbind.c: is @caller's object one deepbind.c patched and @name one it

@@ -3,9 +3,15 @@
  * libtofutex-pthread - glibc's own pthread functions, for the mutexes and
  * condition variables that stay glibc's (preload.h).
  *
- * dlsym(RTLD_NEXT) finds the definitions after ours in the lookup order:
- * glibc's, in their default versions (pthread_cond_* at GLIBC_2.3.2, the
- * condition variables of <pthread.h>). The table is filled by a
+ * The definitions after ours in the lookup order: glibc's, in their
+ * default versions (pthread_cond_* at GLIBC_2.3.2, the condition
+ * variables of <pthread.h>), or another interposer's (start.c). Found in
+ * the objects' own symbol tables where the architecture lets dlsym.c
+ * read them, not with dlsym(RTLD_NEXT) (but where dlopen() loaded this
+ * library after glibc): since glibc 2.35 an LD_AUDIT
+ * module's la_symbind() sees dlsym()'s answers too and may hand back its
+ * own wrapper, which would call ours again (a wrapper that keeps the last
+ * definition it was shown). The table is filled by a
  * constructor, before any thread but the first exists; a call from
  * another library's constructor that runs before ours fills it then. The
  * stores are idempotent, so two threads racing there store the same
@@ -21,7 +27,14 @@ struct tfx_real tfx_real;
 
 static void *tfx_next(const char *name)
 {
-	void *fn = dlsym(RTLD_NEXT, name);
+	void *fn = NULL;
+
+#ifdef TFX_ELF_HOOKS
+	fn = tfx_elf_after(name);
+#endif
+	/* Loaded by dlopen() (tofutex-run's check), glibc comes before. */
+	if (!fn)
+		fn = dlsym(RTLD_NEXT, name);
 
 	if (!fn) {
 		fprintf(stderr, "libtofutex-pthread: no %s after this library\n",

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,7 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 	r->what = what;
 	r->fd = -1;
 	r->path[0] = '\0';
+	r->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
 	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all")))
 		return tfx_report_stderr(r);
 	r->err = false;
@@ -102,14 +104,23 @@ static int tfx_report_file(const struct tfx_report *r)
 }
 
 /*
- * The file could not be opened or written (@how, @err): say so on
- * standard error, if it is the one the process started with. The errno's name, a constant string: strerror() may
- * translate, and so allocate, which _exit() in a signal handler must not.
+ * The errno's name, a constant string: strerror() may translate, and so
+ * allocate, which _exit() in a signal handler must not.
  */
-static void tfx_report_lost(const struct tfx_report *r, const char *how,
-			    int err)
+static const char *tfx_report_errname(int err)
 {
 	const char *name = strerrorname_np(err);
+
+	return name ? name : "?";
+}
+
+/*
+ * The file could not be opened or written (@how, @why): say so on
+ * standard error, if it is the one the process started with.
+ */
+static void tfx_report_lost(const struct tfx_report *r, const char *how,
+			    const char *why)
+{
 	char line[PATH_MAX + 256];
 	int n;
 
@@ -119,7 +130,7 @@ static void tfx_report_lost(const struct tfx_report *r, const char *how,
 	n = snprintf(line, sizeof(line),
 		     "tofutex-run: %s[%d]: %s=%s: cannot %s it (%s); no report\n",
 		     program_invocation_short_name, (int)getpid(), r->what,
-		     r->path, how, name ? name : "?");
+		     r->path, how, why);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -137,12 +148,19 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 	}
 	if (!r->path[0])
 		return;
+	/* Confined since it started: the filter may kill it for open(). */
+	if (r->seccomp >= 0 &&
+	    prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != r->seccomp) {
+		tfx_report_lost(r, "open",
+				"the process installed a seccomp filter");
+		return;
+	}
 	fd = tfx_report_file(r);
 	if (fd < 0) {
-		tfx_report_lost(r, "open", errno);
+		tfx_report_lost(r, "open", tfx_report_errname(errno));
 		return;
 	}
 	if (write(fd, buf, len) < 0)
-		tfx_report_lost(r, "write", errno);
+		tfx_report_lost(r, "write", tfx_report_errname(errno));
 	close(fd);
 }

@@ -11,7 +11,11 @@
  *   report, as it ends: O_APPEND | O_CREAT, O_NOFOLLOW (a symbolic link
  *   there, dangling or not, is refused rather than followed), at a
  *   descriptor above 2, written once and closed. A file that cannot be
- *   opened then is said on standard error, once, by that process.
+ *   opened then is said on standard error, once, by that process. So is
+ *   a process that has confined itself with a seccomp filter since it
+ *   started (a fork child of one that did): the filter may kill the
+ *   process for the open(), as the program, which opens nothing then,
+ *   does not expect; such a process writes no file.
  * - Standard error ("1"): a pipe or a socket is written as it ends only
  *   if descriptor 2 is still that same pipe or socket; no duplicate is
  *   kept, so a daemon that leaves its caller's pipe holds nothing of it
@@ -39,6 +43,7 @@ struct tfx_report {
 	bool err;		/* standard error, else the file @path */
 	dev_t dev;		/* what standard error was at start */
 	ino_t ino;
+	int seccomp;		/* PR_GET_SECCOMP's mode at start */
 	char path[PATH_MAX];	/* the file's absolute path */
 };
 

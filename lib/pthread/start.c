@@ -147,8 +147,12 @@ int tfx_glibc_all_decide(void)
 
 	if (v < 0 && (after = tfx_interposer_after()))
 		v = 1;
-	/* One thread reports: the first to decide. */
-	if (!__atomic_exchange_n(&tfx_glibc_all, v, __ATOMIC_RELAXED) && after)
+	/*
+	 * One thread reports: the first to decide; not in tofutex-run's
+	 * check, which loads this library by dlopen(), after glibc.
+	 */
+	if (!__atomic_exchange_n(&tfx_glibc_all, v, __ATOMIC_RELAXED) && after &&
+	    tfx_preloaded())
 		fprintf(stderr,
 			"libtofutex-pthread: %s comes after it and replaces pthread functions too: the program runs on glibc's locks, through it (start the program that adds it under tofutex-run, not the other way round)\n",
 			after);

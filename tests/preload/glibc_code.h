@@ -24,6 +24,7 @@
 #define PLUGIN_CTOR "libtfx-plugin-ctor.so"
 #define PLUGIN_BLOCKING "libtfx-plugin-blocking.so"
 #define PLUGIN_TEXTREL "libtfx-plugin-textrel.so"
+#define PLUGIN_REGISTER "libtfx-plugin-register.so"
 
 static inline bool is_preloads(void *fn)
 {

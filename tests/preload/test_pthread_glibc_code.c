@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libtofutex-pthread conformance, glibc's own code on the preload's
- * mutexes (under tofutex-run). Four ways a program reaches glibc's mutex
+ * mutexes (under tofutex-run). Five ways a program reaches glibc's mutex
  * functions besides the names the preload replaces:
  *
  *   compat    glibc's __pthread_mutex_* at GLIBC_2.2.5, which older
@@ -13,6 +13,8 @@
  *   deepbind  a plugin loaded with RTLD_DEEPBIND (plugin_deepbind.c):
  *             its calls bind to glibc first; the preload's dlopen()
  *             makes them its own (x86-64, arm64), elsewhere they are glibc's
+ *   newlm     pthread_mutex_lock() of another copy of glibc, in a
+ *             namespace of dlmopen(LM_ID_NEWLM): glibc's code, always
  *   pshared   a PTHREAD_PROCESS_SHARED condition variable waited on with
  *             one of our mutexes: glibc's wait unlocks and relocks it
  *
@@ -47,8 +49,10 @@
 #define V_2_12 "GLIBC_2.12"
 #endif
 
-enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_COUNT };
-static const char *const way_name[W_COUNT] = { "compat", "dlsym", "deepbind" };
+enum { W_COMPAT, W_DLSYM, W_DEEPBIND, W_NEWLM, W_COUNT };
+static const char *const way_name[W_COUNT] = {
+	"compat", "dlsym", "deepbind", "newlm",
+};
 
 enum { T_DEFAULT, T_ERRORCHECK, T_RECURSIVE, T_COUNT };
 
@@ -113,6 +117,17 @@ static struct way way_get(int w)
 		/* glibc's lock writes 1, not our TID: glibc's code runs. */
 		ck_assert_int_eq(probe.__data.__lock, 1);
 #endif
+		ck_assert_int_eq(f.unlock(&probe), 0);
+		break;
+	case W_NEWLM:
+		/* Another copy of glibc, in a namespace of its own. */
+		h = dlmopen(LM_ID_NEWLM, "libc.so.6", RTLD_NOW);
+		ck_assert_msg(h, "dlmopen: %s", dlerror());
+		f.lock = (mutex_fn)dlsym(h, "pthread_mutex_lock");
+		f.unlock = (mutex_fn)dlsym(h, "pthread_mutex_unlock");
+		ck_assert(f.lock && f.unlock);
+		ck_assert_int_eq(f.lock(&probe), 0);
+		ck_assert_int_eq(probe.__data.__lock, 1);
 		ck_assert_int_eq(f.unlock(&probe), 0);
 		break;
 	}
@@ -297,6 +312,32 @@ START_TEST(test_glibc_code_recursion_keeps_the_outer_level)
 	ck_assert_int_eq(trylock_other(&m), 0);
 	/* Taken and never released by that thread, which exited. */
 	ck_assert_int_eq(pthread_mutex_trylock(&m), EBUSY);
+}
+END_TEST
+
+/* The mutex plugin_register.c's constructor registers under. */
+pthread_mutex_t tfx_registry = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/*
+ * A plugin loaded with RTLD_DEEPBIND while its loader holds a RECURSIVE
+ * mutex, whose constructor (glibc's functions) locks and unlocks it once
+ * more: the loader's level still holds it until the loader unlocks.
+ */
+START_TEST(test_deepbind_constructor_nests_in_a_held_recursive_mutex)
+{
+	void *h;
+	int *registered;
+
+	ck_assert_int_eq(pthread_mutex_lock(&tfx_registry), 0);
+	h = plugin_open(PLUGIN_REGISTER, RTLD_LOCAL | RTLD_DEEPBIND);
+	registered = dlsym(h, "tfx_registered");
+	ck_assert(registered);
+	ck_assert_int_eq(*registered, 0);
+	ck_assert_msg(trylock_other(&tfx_registry) == EBUSY,
+		      "another thread took a held RECURSIVE mutex");
+	ck_assert_int_eq(pthread_mutex_unlock(&tfx_registry), 0);
+	ck_assert_int_eq(trylock_other(&tfx_registry), 0);
+	dlclose(h);
 }
 END_TEST
 
@@ -755,6 +796,7 @@ static Suite *glibc_code_suite(void)
 			    W_COUNT * T_COUNT);
 	tcase_add_loop_test(tc, test_glibc_code_recursion_keeps_the_outer_level,
 			    0, W_COUNT);
+	tcase_add_test(tc, test_deepbind_constructor_nests_in_a_held_recursive_mutex);
 	tcase_add_loop_test(tc, test_glibc_code_mutual_exclusion, 0,
 			    W_COUNT * T_COUNT);
 	suite_add_tcase(s, tc);

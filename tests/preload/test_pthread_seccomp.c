@@ -18,6 +18,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "../common.h"
 #include "../syscalls.h"
@@ -211,6 +212,40 @@ START_TEST(test_program_started_then_confined)
 }
 END_TEST
 
+/*
+ * The same program with a report file asked for (TOFUTEX_RUN_STATS): its
+ * exit, which would open the file, is as without it: the report is left
+ * out, and standard error says why.
+ */
+START_TEST(test_confined_with_a_report_file)
+{
+	char self[PATH_MAX], path[] = "/tmp/tfx-seccomp-XXXXXX", env[PATH_MAX + 32];
+	char out[4096];
+	char *argv[] = { self, CONFINED_ARG, NULL }, *envp[] = { env, NULL };
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct stat st;
+	int fd, status;
+
+	if (!have_filters())
+		return;
+	ck_assert(n > 0);
+	self[n] = '\0';
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(env, sizeof(env), "TOFUTEX_RUN_STATS=%s", path);
+	status = run_capture(argv, envp, true, out, sizeof(out));
+	ck_assert_int_eq(stat(path, &st), 0);
+	unlink(path);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "a program that forbids openat(), with a report file: status %#x (%s)",
+		      (unsigned int)status, out);
+	ck_assert_msg(st.st_size == 0, "the report was written: %s", out);
+	ck_assert_msg(strstr(out, "seccomp filter"),
+		      "nothing says why there is no report: %s", out);
+}
+END_TEST
+
 START_TEST(test_fork_child_confined)
 {
 	char what[128];
@@ -322,6 +357,7 @@ static Suite *pthread_seccomp_suite(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_program_started_then_confined);
+	tcase_add_test(tc, test_confined_with_a_report_file);
 	tcase_add_test(tc, test_fork_child_confined);
 	tcase_add_test(tc, test_confined_then_fork);
 	tcase_add_test(tc, test_clock_syscall_forbidden);

@@ -29,6 +29,9 @@
 #   faketime-after  tofutex-run faketime -f +2d timedprog cond: the
 #                 condition wait's deadline on faketime's clock, as stock
 #   audit         LD_AUDIT=libtfx-audit.so: the same output and status
+#   audit-wrap    an LD_AUDIT module that wraps the mutex functions
+#                 (auditwrap.c), lazy and LD_BIND_NOW: the same output,
+#                 status and count of locks, no interposer message
 #   shim          an interposer whose open() and syscall() take a pthread
 #                 mutex (tracers, path remappers), shimprog contending for
 #                 them: the same output and status
@@ -96,6 +99,7 @@ check() {
 
 cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so" "$src/wrap.c" -ldl &&
 	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-audit.so" "$src/audit.c" &&
+	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-auditwrap.so" "$src/auditwrap.c" &&
 	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -pthread -o "$dir/libtfx-shim.so" "$src/shim.c" -ldl &&
 	cc -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-ifunc.so" "$src/ifunc.c" &&
 	cc "${cflags[@]}" -o "$dir/shimprog" "$src/shimprog.c" &&
@@ -220,6 +224,21 @@ ran "$c.stock" env LD_AUDIT="$dir/libtfx-audit.so" "$dir/lockprog"
 r1=$rc
 ran "$c.run" env LD_AUDIT="$dir/libtfx-audit.so" "$run" "$dir/lockprog"
 same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+for bind in lazy now; do
+	c=audit-wrap-$bind
+	env=(env LD_AUDIT="$dir/libtfx-auditwrap.so")
+	[ "$bind" = lazy ] || env+=(LD_BIND_NOW=1)
+	ran "$c.stock" "${env[@]}" "$dir/lockprog"
+	r1=$rc
+	ran "$c.run" "${env[@]}" "$run" "$dir/lockprog"
+	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+	check "$c" "the wrapper counted other locks than stock" \
+		cmp -s <(grep auditwrap: "$dir/$c.stock.err") \
+		<(grep auditwrap: "$dir/$c.run.err")
+	check "$c" "the preload took the auditor for an interposer" \
+		bash -c '! grep -q "comes after it" "$1"' _ "$dir/$c.run.err"
+done
 
 c=shim
 ran "$c.stock" env LD_PRELOAD="$dir/libtfx-shim.so" "$dir/shimprog"
