@@ -182,7 +182,12 @@ int tofutex_word_fault_in_until(u32 __user *uaddr, bool write,
 	cond_resched();
 	tofutex_deadline_timer_start(&timer, dl);
 	for (;;) {
-		ret = tofutex_fault_once(current->mm, (unsigned long)uaddr,
+		/*
+		 * The VMA is found by the address without its tag (arm64's
+		 * tagged-address ABI), as fixup_user_fault() looks for it.
+		 */
+		ret = tofutex_fault_once(current->mm,
+					 untagged_addr((unsigned long)uaddr),
 					 flags);
 		if (ret != -EAGAIN)
 			break;

@@ -154,6 +154,62 @@ START_TEST(test_tagged_with_abi)
 }
 END_TEST
 
+/* A fresh page of its own, not touched yet: its first access faults. */
+static uint32_t *fresh_word(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert(p != MAP_FAILED);
+	return p;
+}
+
+/* A lock of a free word through @uaddr: 0 or the errno. */
+static int lock_on(enum backend b, uint64_t uaddr)
+{
+	struct tofutex_lock a;
+
+	if (b == B_FUTEX)
+		return syscall(SYS_futex, (void *)(uintptr_t)uaddr,
+			       FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0) ?
+			       errno : 0;
+	memset(&a, 0, sizeof(a));
+	a.uaddr = uaddr;
+	return ioctl(dev_fd(), TOFUTEX_IOC_LOCK, &a) ? errno : 0;
+}
+
+/*
+ * The ABI on, a tagged word whose page is not there yet (never touched;
+ * the same after MADV_DONTNEED, or a copy-on-write page in a fork child):
+ * the call faults the page in by the untagged address, as futex(2) does,
+ * rather than failing with EFAULT (_i: 0 wait, 1 lock).
+ */
+START_TEST(test_tagged_page_not_present)
+{
+	uint32_t *fw = fresh_word(), *mw = fresh_word();
+	int fe, me;
+
+	if (prctl(PR_SET_TAGGED_ADDR_CTRL, PR_TAGGED_ADDR_ENABLE, 0, 0, 0)) {
+		printf("skipped: no tagged-address ABI (%s)\n", strerror(errno));
+		return;
+	}
+	if (_i == 0) {
+		/* The word is 0, not 1: both refuse to sleep, EAGAIN. */
+		fe = wait_on(B_FUTEX, TAG(fw, 0x5a), 1, NSEC_PER_MSEC);
+		me = wait_on(B_MODULE, TAG(mw, 0x5a), 1, NSEC_PER_MSEC);
+	} else {
+		fe = lock_on(B_FUTEX, TAG(fw, 0x5a));
+		me = lock_on(B_MODULE, TAG(mw, 0x5a));
+		ck_assert_uint_eq(*mw & TOFUTEX_TID_MASK, test_gettid());
+	}
+	ck_assert_msg(fe == me,
+		      "%s on a tagged word not present yet: futex(2) %s, module %s",
+		      _i ? "lock" : "wait", strerror(fe), strerror(me));
+	munmap(fw, 4096);
+	munmap(mw, 4096);
+}
+END_TEST
+
 static Suite *tagged_suite(void)
 {
 	Suite *s = suite_create("tagged addresses");
@@ -162,6 +218,7 @@ static Suite *tagged_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_tagged_without_abi);
 	tcase_add_loop_test(tc, test_tagged_with_abi, 0, 3);
+	tcase_add_loop_test(tc, test_tagged_page_not_present, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
