@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -59,6 +60,24 @@ static pid_t tofutex_cache_pid(uint64_t cache)
 	return (pid_t)(cache >> 32);
 }
 
+/* The device's number, from the first descriptor this library opened. */
+static dev_t tofutex_fd_rdev;
+
+/*
+ * Is @fd, a number this library cached, still a descriptor of the device?
+ * A program may have closed it behind the library (closefrom() in a
+ * daemon) and the number now be another file of the program's, which a
+ * fork child must neither close nor make an ioctl() on.
+ */
+static bool tofutex_fd_is_device(int fd)
+{
+	dev_t rdev = __atomic_load_n(&tofutex_fd_rdev, __ATOMIC_RELAXED);
+	struct stat st;
+
+	return rdev && !fstat(fd, &st) && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == rdev;
+}
+
 /*
  * Opened with the system calls themselves (sys.h), which are no
  * cancellation points: the first use of the device comes inside calls that
@@ -70,7 +89,7 @@ static pid_t tofutex_cache_pid(uint64_t cache)
  * process may not make; a module without that operation refuses, and the
  * device is opened by name.
  */
-static int tofutex_fd_open(int from)
+static int tofutex_fd_open(int *from)
 {
 	uint64_t cache, expected = 0;
 	int fd = -1, err;
@@ -79,15 +98,31 @@ static int tofutex_fd_open(int from)
 	if (err)
 		return -err;
 
-	if (from >= 0)
-		fd = (int)tofutex__sys(SYS_ioctl, from, TOFUTEX_IOC_REOPEN,
+	if (from && *from >= 0)
+		fd = (int)tofutex__sys(SYS_ioctl, *from, TOFUTEX_IOC_REOPEN,
 				       O_CLOEXEC, 0, 0, 0);
+	/*
+	 * A child of a parent at its RLIMIT_NOFILE has no number for a
+	 * second descriptor: the inherited one, which it closes anyway,
+	 * makes room for the open by name.
+	 */
+	if (fd == -EMFILE) {
+		tofutex__sys(SYS_close, *from, 0, 0, 0, 0, 0);
+		*from = -1;
+	}
 	if (fd < 0)
 		fd = (int)tofutex__sys(SYS_openat, AT_FDCWD,
 				       (long)TOFUTEX_DEVICE_PATH,
 				       O_RDWR | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
 		return fd;
+	if (!__atomic_load_n(&tofutex_fd_rdev, __ATOMIC_RELAXED)) {
+		struct stat st;
+
+		if (!fstat(fd, &st))
+			__atomic_store_n(&tofutex_fd_rdev, st.st_rdev,
+					 __ATOMIC_RELAXED);
+	}
 
 	cache = (uint64_t)(uint32_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0)
 		<< 32 | (uint32_t)fd;
@@ -107,16 +142,17 @@ int tofutex_fd(void)
 
 	if (__builtin_expect(cache != 0, 1))
 		return tofutex_cache_fd(cache);
-	return tofutex_fd_open(-1);
+	return tofutex_fd_open(NULL);
 }
 
 /*
  * Runs in the child of fork(), in its only thread, before fork() returns
  * (fork.c). The inherited copy of the parent's descriptor is closed (fork()
- * duplicated the table: the parent's stays open). @own: the child is on
- * the module and gets its own descriptor now, made from the inherited one
- * while it is still open. ioctl(), openat() and close() are
- * async-signal-safe, as a child handler of a multithreaded parent requires.
+ * duplicated the table: the parent's stays open), if it still is one.
+ * @own: the child is on the module and gets its own descriptor now, made
+ * from the inherited one while it is still open. fstat(), ioctl(),
+ * openat() and close() are async-signal-safe, as a child handler of a
+ * multithreaded parent requires.
  */
 void tofutex__fd_fork_child(bool own)
 {
@@ -124,8 +160,10 @@ void tofutex__fd_fork_child(bool own)
 					     __ATOMIC_RELAXED);
 	int inherited = cache ? tofutex_cache_fd(cache) : -1;
 
+	if (inherited >= 0 && !tofutex_fd_is_device(inherited))
+		inherited = -1;
 	if (own)
-		(void)tofutex_fd_open(inherited);
+		(void)tofutex_fd_open(&inherited);
 	if (inherited >= 0)
 		tofutex__sys(SYS_close, inherited, 0, 0, 0, 0, 0);
 }
