@@ -287,7 +287,7 @@ glibc_run() {
 # linked FILE needs (as ldd resolves them here), and the dynamic linker,
 # into ROOT at the same paths.
 pack_libs() {
-	local root=$1 lib
+	local root=$1 lib real
 	shift
 
 	for lib in $(ldd "$@" 2>/dev/null |
@@ -295,6 +295,14 @@ pack_libs() {
 		     sort -u); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
+		# Also where a link leads (/lib64's loader is Debian's
+		# /lib/<multiarch>/ld-linux-*.so.2), where the loader's own
+		# search finds it: dlmopen() of a new namespace loads it so.
+		real=$(readlink -f "$lib")
+		[ "$real" = "$lib" ] || {
+			mkdir -p "$root$(dirname "$real")"
+			cp -L "$lib" "$root$real"
+		}
 	done
 }
 
