@@ -187,6 +187,35 @@ static bool tofutex_fd_forget_foreign(int fd)
 	return true;
 }
 
+/*
+ * The program closed the cached number behind the library (closefrom()
+ * or close_range() in a daemon, EBADF) or reused it for a file of its own
+ * (ENOTTY, or EINVAL, whatever that file answers): drop it from the cache, without
+ * closing it (it is not ours any more), so that the caller opens the
+ * device again. Not when another thread replaced it already.
+ */
+static bool tofutex_fd_lost(int fd)
+{
+	uint64_t cache = __atomic_load_n(&tofutex_fd_cache, __ATOMIC_ACQUIRE);
+
+	if (!cache || tofutex_cache_fd(cache) != fd)
+		return true;
+	if (tofutex_fd_is_device(fd))
+		return false;
+	__atomic_compare_exchange_n(&tofutex_fd_cache, &cache, 0, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return true;
+}
+
+/* Is @err, from an ioctl() on @fd, one that another open would not give? */
+static bool tofutex_fd_stale(int fd, int err)
+{
+	if (err == EBADFD)
+		return tofutex_fd_forget_foreign(fd);
+	return (err == EBADF || err == ENOTTY || err == EINVAL) &&
+	       tofutex_fd_lost(fd);
+}
+
 int tofutex__ioctl(unsigned long request, void *arg, int *result)
 {
 	int saved_errno = errno;
@@ -210,7 +239,7 @@ int tofutex__ioctl(unsigned long request, void *arg, int *result)
 			break;
 		}
 		err = -ret;
-		if (err != EBADFD || retried || !tofutex_fd_forget_foreign(fd))
+		if (retried || !tofutex_fd_stale(fd, err))
 			break;
 		retried = true;
 	}

@@ -33,8 +33,7 @@ static int tofutex_fork_err;
  * Runs in the child, in its only thread; touches no lock. The child keeps
  * its parent's backend, without looking at the environment again (the
  * parent may have changed it for the programs it will run) and, on
- * futex(2), with no system call but the preload's getpid() (glibc.c).
- * On the module it needs a descriptor
+ * futex(2), without a system call. On the module it needs a descriptor
  * of its own and gets it here, before fork() returns and so before the
  * child's own code runs: a child that then confines itself (a seccomp
  * filter that forbids openat(), a chroot without /dev) has it already.
@@ -50,7 +49,6 @@ static void tofutex_fork_child(void)
 		__atomic_load_n(&tofutex__ops_cached, __ATOMIC_RELAXED);
 
 	tofutex__fd_fork_child(ops && ops->backend == TOFUTEX_BACKEND_MODULE);
-	tofutex__glibc_words_fork_child();
 	tofutex__spin_forget();
 	tofutex__tid_forget();
 	errno = saved_errno;

@@ -20,8 +20,7 @@
  * reading holds only for the preload's words, which enables it
  * (tofutex__glibc_words_enable()), and only where no thread of the
  * process has TID 1 or 2: not in the main process of a PID namespace
- * (pid 1 or 2, a container's), where it stays off, also when a fork
- * child becomes one. libtofutex then
+ * (pid 1 or 2, a container's), where it is off. libtofutex then
  *
  * - counts 1 and 2 as a live owner of this process, and waits for such a
  *   word the way glibc's lock does (tofutex__glibc_lock()): it marks it 2
@@ -71,33 +70,22 @@ bool tofutex__glibc_words;
 static bool tofutex_glibc_seen;
 
 /*
- * Process 1 or 2 of a PID namespace (a container's main process) has
- * threads with TIDs 1 and 2 of its own: not glibc's values. Any other
- * process's TIDs are neither: the namespace's first two processes took
- * them, and the kernel allocates no TID below 300 again once its IDs
- * have wrapped.
+ * Process 1 or 2 of a PID namespace (a container's main process, or any
+ * process forked or cloned into a new namespace, with or without the fork
+ * handlers) has threads with TIDs 1 and 2 of its own: not glibc's values.
+ * Any other process's TIDs are neither: the namespace's first two
+ * processes took them, and the kernel allocates no TID below 300 again
+ * once its IDs have wrapped. Asked each time a word says 1 or 2, so that
+ * it is this process's answer whoever made it.
  */
-static bool tofutex_glibc_pid_ok(void)
+bool tofutex__glibc_pid_ok(void)
 {
 	return tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0) > 2;
 }
 
 void tofutex__glibc_words_enable(void)
 {
-	if (tofutex_glibc_pid_ok())
-		__atomic_store_n(&tofutex__glibc_words, true, __ATOMIC_RELAXED);
-}
-
-/*
- * In the child of fork(), from its handler (fork.c): a process that
- * moved into a new PID namespace (unshare(CLONE_NEWPID)) forks its
- * namespace's process 1 there, with its reading of the words.
- */
-void tofutex__glibc_words_fork_child(void)
-{
-	if (__atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED) &&
-	    !tofutex_glibc_pid_ok())
-		__atomic_store_n(&tofutex__glibc_words, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&tofutex__glibc_words, true, __ATOMIC_RELAXED);
 }
 
 void tofutex__glibc_ran(void)

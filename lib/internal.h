@@ -226,7 +226,8 @@ TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
  */
 extern bool tofutex__glibc_words TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN void tofutex__glibc_words_enable(void);
-TOFUTEX_HIDDEN void tofutex__glibc_words_fork_child(void);
+/* glibc.c: is this process neither process 1 nor 2 of its namespace? */
+TOFUTEX_HIDDEN bool tofutex__glibc_pid_ok(void);
 
 /*
  * glibc.c: is the owner @owner (a word's TID bits) glibc's code, which
@@ -235,7 +236,8 @@ TOFUTEX_HIDDEN void tofutex__glibc_words_fork_child(void);
 static inline bool tofutex__glibc_owner(uint32_t owner)
 {
 	return (owner == 1 || owner == 2) &&
-	       __atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED);
+	       __atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED) &&
+	       tofutex__glibc_pid_ok();
 }
 /*
  * glibc.c: take @word, held by glibc's code, as glibc's lock does, then

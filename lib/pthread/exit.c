@@ -35,11 +35,23 @@
 static pid_t tfx_exit_owner;
 static void (*tfx_exit_next)(int);
 
+/*
+ * Is a report asked for? Not: the process makes no system call here (a
+ * program may forbid getpid() with a seccomp filter).
+ */
+static bool tfx_exit_wanted(void)
+{
+	return tfx_stats.on || __atomic_load_n(&tfx_prof_on, __ATOMIC_RELAXED);
+}
+
 /* Write the reports if this process has not yet, from any thread. */
 static void tfx_exit_reports(bool names)
 {
-	pid_t me = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	pid_t me;
 
+	if (!tfx_exit_wanted())
+		return;
+	me = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	if (!__atomic_compare_exchange_n(&tfx_exit_owner, &me, 0, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
@@ -64,17 +76,25 @@ void _exit(int status)
 
 void _Exit(int status) __attribute__((alias("_exit")));
 
-static void tfx_exit_child(void)
+static void tfx_exit_own(void)
 {
 	__atomic_store_n(&tfx_exit_owner,
 			 (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
 }
 
+/* By a fork child, which reports, if any report is asked for. */
+static void tfx_exit_child(void)
+{
+	if (tfx_exit_wanted())
+		tfx_exit_own();
+}
+
 __attribute__((constructor)) static void tfx_exit_start(void)
 {
 	tfx_exit_next = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	tfx_exit_child();
+	/* The reports' constructors may run after this one: unconditional. */
+	tfx_exit_own();
 	pthread_atfork(NULL, NULL, tfx_exit_child);
 	atexit(tfx_exit_handler);
 	at_quick_exit(tfx_exit_handler);

@@ -35,6 +35,8 @@ static int tfx_report_stderr(struct tfx_report *r)
 	return r->fd < 0 ? errno : 0;
 }
 
+static void tfx_report_keep(struct tfx_report *r);
+
 int tfx_report_open(struct tfx_report *r, const char *what,
 		    const char *value, bool err_too)
 {
@@ -67,6 +69,9 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 		r->path[0] = '\0';
 		return ENAMETOOLONG;
 	}
+	/* Under a filter from the start: opened now (report.h). */
+	if (r->seccomp > 0)
+		tfx_report_keep(r);
 	return 0;
 }
 
@@ -101,6 +106,33 @@ static int tfx_report_file(const struct tfx_report *r)
 	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	close(fd);
 	return high;
+}
+
+/* Open the file now and keep it, if it is a regular file. */
+static void tfx_report_keep(struct tfx_report *r)
+{
+	struct stat st;
+	int fd = tfx_report_file(r);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	r->file_dev = st.st_dev;
+	r->file_ino = st.st_ino;
+	r->fd = fd;
+	r->kept = true;
+}
+
+/* Is the file kept still at its descriptor? */
+static bool tfx_report_kept(const struct tfx_report *r)
+{
+	struct stat st;
+
+	return r->fd >= 0 && !fstat(r->fd, &st) && S_ISREG(st.st_mode) &&
+	       st.st_dev == r->file_dev && st.st_ino == r->file_ino;
 }
 
 /*
@@ -148,6 +180,16 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 	}
 	if (!r->path[0])
 		return;
+	if (tfx_report_kept(r)) {
+		if (write(r->fd, buf, len) < 0)
+			tfx_report_lost(r, "write", tfx_report_errname(errno));
+		return;
+	}
+	if (r->kept) {
+		tfx_report_lost(r, "write",
+				"the program closed it, under a seccomp filter");
+		return;
+	}
 	/* Confined since it started: the filter may kill it for open(). */
 	if (r->seccomp >= 0 &&
 	    prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != r->seccomp) {

@@ -15,7 +15,13 @@
  *   a process that has confined itself with a seccomp filter since it
  *   started (a fork child of one that did): the filter may kill the
  *   process for the open(), as the program, which opens nothing then,
- *   does not expect; such a process writes no file.
+ *   does not expect; such a process writes no file. A process that
+ *   starts under a filter already (a container's, a service manager's)
+ *   may add its own, which prctl() cannot tell apart: it opens a regular
+ *   file at start instead and keeps it (close-on-exec, inherited by its
+ *   fork children), and writes it at exit if the descriptor is still
+ *   that file (else none, and says so); a FIFO or a socket, which it
+ *   does not keep open (its reader would wait for it), is opened at exit.
  * - Standard error ("1"): a pipe or a socket is written as it ends only
  *   if descriptor 2 is still that same pipe or socket; no duplicate is
  *   kept, so a daemon that leaves its caller's pipe holds nothing of it
@@ -39,10 +45,13 @@
 
 struct tfx_report {
 	const char *what;	/* the variable, for a message */
-	int fd;			/* a duplicate of standard error, or -1 */
+	int fd;			/* standard error's duplicate, the file kept, or -1 */
 	bool err;		/* standard error, else the file @path */
 	dev_t dev;		/* what standard error was at start */
 	ino_t ino;
+	dev_t file_dev;		/* what the file kept open is */
+	ino_t file_ino;
+	bool kept;		/* the file was kept open at start */
 	int seccomp;		/* PR_GET_SECCOMP's mode at start */
 	char path[PATH_MAX];	/* the file's absolute path */
 };

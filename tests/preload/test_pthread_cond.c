@@ -663,6 +663,60 @@ START_TEST(test_timedwait_under_signals_times_out)
 }
 END_TEST
 
+/*
+ * tofutex-run(1), BUGS: a wait that another copy of glibc (a namespace of
+ * dlmopen(LM_ID_NEWLM)'s) begins on one of our condition variables is
+ * not woken by our signal; it ends at its deadline. Its relock of our
+ * mutex is glibc's code on it, which is safe.
+ */
+typedef int (*cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *,
+				 const struct timespec *);
+
+struct other_glibc_wait {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int (*lock)(pthread_mutex_t *);
+	int (*unlock)(pthread_mutex_t *);
+	cond_timedwait_fn timedwait;
+	uint32_t tid;
+	int err;
+};
+
+static void *other_glibc_waiter(void *arg)
+{
+	struct other_glibc_wait *w = arg;
+	struct timespec ts = realtime_in(500 * NSEC_PER_MSEC);
+
+	w->lock(&w->m);
+	__atomic_store_n(&w->tid, test_gettid(), __ATOMIC_RELEASE);
+	w->err = w->timedwait(&w->c, &w->m, &ts);
+	w->unlock(&w->m);
+	return NULL;
+}
+
+START_TEST(test_cond_wait_of_another_glibc_ends_at_its_deadline)
+{
+	struct other_glibc_wait w = { .m = PTHREAD_MUTEX_INITIALIZER,
+				      .c = PTHREAD_COND_INITIALIZER,
+				      .err = -1 };
+	void *h = dlmopen(LM_ID_NEWLM, "libc.so.6", RTLD_NOW);
+	pthread_t t;
+
+	ck_assert_msg(h, "dlmopen: %s", dlerror());
+	w.lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
+	w.unlock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_unlock");
+	w.timedwait = (cond_timedwait_fn)dlsym(h, "pthread_cond_timedwait");
+	ck_assert(w.lock && w.unlock && w.timedwait);
+	ck_assert_int_eq(pthread_create(&t, NULL, other_glibc_waiter, &w), 0);
+	ck_assert(thread_asleep_within(&w.tid));
+	ck_assert_int_eq(pthread_mutex_lock(&w.m), 0);
+	ck_assert_int_eq(pthread_cond_signal(&w.c), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&w.m), 0);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_int_eq(w.err, ETIMEDOUT);
+}
+END_TEST
+
 static Suite *pthread_cond_suite(void)
 {
 	Suite *s = suite_create("pthread_cond under libtofutex-pthread");
@@ -703,6 +757,7 @@ static Suite *pthread_cond_suite(void)
 	tc = tcase_create("glibc");
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_pshared_cond_is_glibc);
+	tcase_add_test(tc, test_cond_wait_of_another_glibc_ends_at_its_deadline);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -106,21 +106,150 @@ static int process_one(void)
 	return counter == 3 * 50000 ? 0 : FAIL_COUNT;
 }
 
-/* The process that moves into a new PID namespace and forks process 1. */
-static int namespace_parent(void)
+/*
+ * A process after the namespace's first two (process 3), whose TIDs are
+ * not glibc's values: glibc's wait on a process-shared condition variable
+ * relocks our mutex with its own code (it writes 2) while another thread
+ * holds it, and that thread's unlock must wake it.
+ */
+static pthread_cond_t pshared_cond;
+
+static void *relock_holder(void *arg)
 {
+	const struct timespec *deadline = arg;
+	struct timespec now;
+	bool in_relock;
+
+	while (!atomic_load(&locking))
+		sleep_ns(NSEC_PER_MSEC);
+	pthread_mutex_lock(&mutex);
+	/* Past the wait's deadline, asleep again: in glibc's relock. */
+	WAIT_UNTIL(in_relock, (clock_gettime(CLOCK_REALTIME, &now),
+			       ts_ns(&now) > ts_ns(deadline)) &&
+			      main_state() == 'S', TEST_WAIT_NS);
+	pthread_mutex_unlock(&mutex);
+	return (void *)(intptr_t)in_relock;
+}
+
+static int process_three(void)
+{
+	pthread_condattr_t ca;
+	struct timespec deadline;
+	pthread_t t;
+	int err;
+
+	if (getpid() != 3)
+		return FAIL_PID;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&pshared_cond, &ca);
+	deadline = realtime_in(50 * NSEC_PER_MSEC);
+	if (pthread_create(&t, NULL, relock_holder, &deadline))
+		return FAIL_THREAD;
+	pthread_mutex_lock(&mutex);
+	atomic_store(&locking, 1);
+	err = pthread_cond_timedwait(&pshared_cond, &mutex, &deadline);
+	pthread_mutex_unlock(&mutex);
+	if (err != ETIMEDOUT)
+		return FAIL_LOCK;
+	/* Never seen in the relock: glibc's relock did not contend. */
+	return pthread_join(t, NULL) ? FAIL_JOIN : 0;
+}
+
+/* Process 1 of the namespace, which makes processes 2 and 3. */
+static int process_one_of_three(void)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return FAIL_THREAD;
+	pid = fork();
+	if (pid == 0)
+		_exit(process_three());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return FAIL_JOIN;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * A raw clone() into a new namespace (no fork handlers run): thread 2
+ * holds the mutex while thread 3 waits for it. Only the new threads lock:
+ * the clone's first thread has its parent's TID in the library's cache,
+ * as in any process made without the handlers.
+ */
+static void *locker(void *arg)
+{
+	(void)arg;
+	atomic_store(&locking, 1);
+	pthread_mutex_lock(&mutex);
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+static void *holder_of_two(void *arg)
+{
+	pthread_t t;
+	bool asleep;
+
+	(void)arg;
+	pthread_mutex_lock(&mutex);
+	if (pthread_create(&t, NULL, locker, NULL)) {
+		pthread_mutex_unlock(&mutex);
+		return NULL;
+	}
+	/* The locker's state is not in /proc here: give it its time. */
+	WAIT_UNTIL(asleep, atomic_load(&locking), TEST_WAIT_NS);
+	sleep_ns(20 * NSEC_PER_MSEC);
+	pthread_mutex_unlock(&mutex);
+	pthread_join(t, NULL);
+	return (void *)(intptr_t)asleep;
+}
+
+static int cloned_one(void *arg)
+{
+	pthread_t t;
+	void *ok = NULL;
+
+	(void)arg;
+	if (getpid() != 1)
+		return FAIL_PID;
+	if (pthread_create(&t, NULL, holder_of_two, NULL))
+		return FAIL_THREAD;
+	if (pthread_join(t, &ok))
+		return FAIL_JOIN;
+	return ok ? 0 : FAIL_LOCK;
+}
+
+enum how { HOW_FORK, HOW_THIRD, HOW_CLONE };
+
+/* The process that moves into a new PID namespace and makes process 1. */
+static int namespace_parent(enum how how)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
 	int status;
 	pid_t pid;
 
 	/* A group of its own, so that a hang is killed with process 1. */
 	setpgid(0, 0);
-	if (unshare(CLONE_NEWPID))
-		return SKIP_STATUS;
-	pid = fork();
-	if (pid < 0)
-		return FAIL_THREAD;
-	if (!pid)
-		_exit(process_one());
+	if (how == HOW_CLONE) {
+		pid = clone(cloned_one, stack + sizeof(stack),
+			    CLONE_NEWPID | SIGCHLD, NULL);
+		if (pid < 0)
+			return errno == EPERM ? SKIP_STATUS : FAIL_THREAD;
+	} else {
+		if (unshare(CLONE_NEWPID))
+			return SKIP_STATUS;
+		pid = fork();
+		if (pid < 0)
+			return FAIL_THREAD;
+		if (!pid)
+			_exit(how == HOW_FORK ? process_one() :
+			      process_one_of_three());
+	}
 	if (waitpid(pid, &status, 0) != pid)
 		return FAIL_JOIN;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -146,27 +275,33 @@ static int wait_within(pid_t pid)
 }
 
 /*
- * A mutex held by thread 2 and waited for by thread 1 of process 1, then
- * thread 1 and two more that count under it: as with glibc, never a
- * sleep on a free mutex.
+ * _i 0: a mutex held by thread 2 and waited for by thread 1 of process 1
+ * (a fork() child), then thread 1 and two more that count under it; 1:
+ * process 3, where glibc's relock in a process-shared condition wait
+ * contends with thread 2... of a process whose TIDs are not glibc's
+ * values; 2: process 1 made by a raw clone(), threads 2 and 3. As with
+ * glibc, never a sleep on a free mutex.
  */
-START_TEST(test_fork_child_as_process_one)
+START_TEST(test_process_of_a_new_namespace)
 {
+	static const char *const what[] = {
+		"process 1 (fork)", "process 3", "process 1 (clone)",
+	};
 	pid_t pid;
 	int code;
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (!pid)
-		_exit(namespace_parent());
+		_exit(namespace_parent((enum how)_i));
 	code = wait_within(pid);
 	if (code == SKIP_STATUS) {
-		printf("SKIPPED: test_fork_child_as_process_one: no new PID namespace here (unshare(CLONE_NEWPID): needs CAP_SYS_ADMIN)\n");
+		printf("SKIPPED: test_process_of_a_new_namespace: no new PID namespace here (needs CAP_SYS_ADMIN)\n");
 		return;
 	}
 	ck_assert_msg(code == 0,
-		      "process 1 of a PID namespace: %s (step %d; 10 pid, 11 thread, 12 lock, 13 holder never saw the waiter asleep, 14 join, 15 count)",
-		      code < 0 ? "hangs" : "failed", code);
+		      "%s of a PID namespace: %s (step %d; 10 pid, 11 thread, 12 lock, 13 holder never saw the waiter asleep, 14 join, 15 count)",
+		      what[_i], code < 0 ? "hangs" : "failed", code);
 }
 END_TEST
 
@@ -176,7 +311,7 @@ static Suite *pthread_pidns_suite(void)
 	TCase *tc = tcase_create("pidns");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_fork_child_as_process_one);
+	tcase_add_loop_test(tc, test_process_of_a_new_namespace, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libtofutex's descriptor of the device in the child of fork(), where the
- * parent's process did something to it: the child of a parent at its
- * RLIMIT_NOFILE still gets its own descriptor (the inherited one makes
- * room), and a number the program closed behind the library and reused
- * for a file of its own is the program's in the child too (neither
- * closed nor sent an ioctl). On the module backend; elsewhere the
- * library keeps no descriptor and there is nothing to test.
+ * libtofutex's descriptor of the device where the program did something
+ * to it: the child of fork() of a parent at its RLIMIT_NOFILE still gets
+ * its own descriptor (the inherited one makes room); a number the program
+ * closed behind the library (closefrom() in a daemon), or reused for a
+ * file of its own, is dropped and the device opened again, and a reused
+ * one is the program's in a fork child too (neither closed nor sent an
+ * ioctl). On the module backend; elsewhere the library keeps no
+ * descriptor and there is nothing to test.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -116,19 +117,46 @@ START_TEST(test_fork_keeps_a_reused_number)
 }
 END_TEST
 
-static Suite *lib_fork_suite(void)
+/*
+ * The library's number closed behind it (_i 0), or reused for /dev/null
+ * (_i 1): the next operation opens the device again and works.
+ */
+START_TEST(test_descriptor_closed_behind_the_library)
 {
-	Suite *s = suite_create("libtofutex fork");
+	int fd = lib_fd(), null;
+
+	if (fd < 0)
+		return;
+	if (_i == 0) {
+		close(fd);
+	} else {
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		ck_assert_int_ge(null, 0);
+		ck_assert_int_eq(dup2(null, fd), fd);
+		close(null);
+	}
+	ck_assert_msg(wake_works(), "%s: the library's operations fail",
+		      _i ? "its number reused" : "its descriptor closed");
+	ck_assert_int_ge(tofutex_fd(), 0);
+	if (_i)
+		ck_assert(is_dev_null(fd));
+}
+END_TEST
+
+static Suite *lib_descriptor_suite(void)
+{
+	Suite *s = suite_create("libtofutex descriptor");
 	TCase *tc = tcase_create("descriptor");
 
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_fork_at_the_descriptor_limit);
 	tcase_add_test(tc, test_fork_keeps_a_reused_number);
+	tcase_add_loop_test(tc, test_descriptor_closed_behind_the_library, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	return run_suite(lib_fork_suite());
+	return run_suite(lib_descriptor_suite());
 }
