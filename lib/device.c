@@ -87,9 +87,9 @@ static bool tofutex_fd_is_device(int fd)
  * opened (the parent's, in a fork child): the kernel makes this process's
  * own from it (TOFUTEX_IOC_REOPEN), with no openat() that a confined
  * process may not make; a module without that operation refuses, and the
- * device is opened by name.
+ * device is opened by name. @pid: the caller's process, 0 to ask.
  */
-static int tofutex_fd_open(int *from)
+static int tofutex_fd_open(int *from, pid_t pid)
 {
 	uint64_t cache, expected = 0;
 	int fd = -1, err;
@@ -124,8 +124,9 @@ static int tofutex_fd_open(int *from)
 					 __ATOMIC_RELAXED);
 	}
 
-	cache = (uint64_t)(uint32_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0)
-		<< 32 | (uint32_t)fd;
+	if (!pid)
+		pid = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	cache = (uint64_t)(uint32_t)pid << 32 | (uint32_t)fd;
 	if (!__atomic_compare_exchange_n(&tofutex_fd_cache, &expected, cache,
 					 false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
@@ -142,7 +143,7 @@ int tofutex_fd(void)
 
 	if (__builtin_expect(cache != 0, 1))
 		return tofutex_cache_fd(cache);
-	return tofutex_fd_open(NULL);
+	return tofutex_fd_open(NULL, 0);
 }
 
 /*
@@ -162,8 +163,14 @@ void tofutex__fd_fork_child(bool own)
 
 	if (inherited >= 0 && !tofutex_fd_is_device(inherited))
 		inherited = -1;
+	/*
+	 * The child's only thread's TID is its pid: no getpid(), which a
+	 * program may forbid before it forks.
+	 */
 	if (own)
-		(void)tofutex_fd_open(&inherited);
+		(void)tofutex_fd_open(&inherited,
+				      (pid_t)tofutex__sys(SYS_gettid, 0, 0, 0,
+							  0, 0, 0));
 	if (inherited >= 0)
 		tofutex__sys(SYS_close, inherited, 0, 0, 0, 0, 0);
 }
