@@ -267,28 +267,7 @@ START_TEST(test_confined_with_a_report_file)
 }
 END_TEST
 
-/*
- * A program that forbids getpid() (and asked for no report): its fork
- * children and its exit make no such call.
- */
-static int no_getpid(void)
-{
-	static const long nrs[] = { SYS_getpid };
-	int status;
-	pid_t pid;
-
-	if (!confine(nrs, 1, SECCOMP_RET_KILL_PROCESS))
-		return FAIL_FILTER;
-	pid = fork();
-	if (pid < 0)
-		return FAIL_THREAD;
-	if (pid == 0)
-		_exit(contend_timed());
-	if (waitpid(pid, &status, 0) != pid)
-		return FAIL_JOIN;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : FAIL_LOCK;
-}
-
+/* That program (no_getpid()), this one started again. */
 START_TEST(test_getpid_forbidden)
 {
 	char self[PATH_MAX], out[1024];
@@ -328,12 +307,12 @@ END_TEST
  * The other order: a process that forbids openat() and then forks. The
  * child keeps its parent's backend and runs as under glibc.
  */
-static int confined_then_fork(void)
+static int confined_then_fork(bool (*confined)(void))
 {
 	int status;
 	pid_t pid;
 
-	if (!confine_openat())
+	if (!confined())
 		return FAIL_FILTER;
 	pid = fork();
 	if (pid < 0)
@@ -343,6 +322,22 @@ static int confined_then_fork(void)
 	if (waitpid(pid, &status, 0) != pid)
 		return FAIL_JOIN;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : FAIL_LOCK;
+}
+
+/*
+ * A program that forbids getpid() (and asked for no report): its fork
+ * children and its exit make no such call.
+ */
+static bool confine_getpid(void)
+{
+	static const long nrs[] = { SYS_getpid };
+
+	return confine(nrs, 1, SECCOMP_RET_KILL_PROCESS);
+}
+
+static int no_getpid(void)
+{
+	return confined_then_fork(confine_getpid);
 }
 
 /*
@@ -361,7 +356,7 @@ START_TEST(test_confined_then_fork)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
-		_exit(confined_then_fork());
+		_exit(confined_then_fork(confine_openat));
 	ck_assert_msg(child_status(pid, what, sizeof(what)) == 0,
 		      "a process that forbids openat(), then forks: its child %s",
 		      what);
