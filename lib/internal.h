@@ -35,7 +35,8 @@
  * @fork_tid:    in the child of fork(), the TID the forking thread had in
  *               the parent: the words it locked in a pthread_atfork()
  *               prepare handler hold that TID, and it may unlock them
- *               (see fork.c); 0 otherwise
+ *               (see fork.c), while no thread of the process has that TID
+ *               (tofutex__fork_tid_mine()); 0 otherwise
  */
 struct tofutex__thread {
 	pid_t tid;
@@ -83,11 +84,20 @@ static inline pid_t tofutex__tid(void)
 	return tid;
 }
 
+/*
+ * tid.c: does a word holding @fork_tid (the calling thread's) hold it for
+ * this thread, from before fork()? Not when a thread of this process has
+ * that TID now: the parent's thread has exited and its TID came round
+ * again (or the child is in a new PID namespace, whose TIDs start at 1).
+ */
+TOFUTEX_HIDDEN bool tofutex__fork_tid_mine(uint32_t fork_tid);
+
 /* Is @owner, the TID bits of a word, the calling thread (see @fork_tid)? */
 static inline bool tofutex__is_self(uint32_t owner, uint32_t tid)
 {
 	return owner == tid ||
-	       (owner && owner == (uint32_t)tofutex__self.fork_tid);
+	       (owner && owner == (uint32_t)tofutex__self.fork_tid &&
+		tofutex__fork_tid_mine(owner));
 }
 
 /*

@@ -52,6 +52,16 @@ pid_t tofutex__tid_slow(void)
 	return tid;
 }
 
+bool tofutex__fork_tid_mine(uint32_t fork_tid)
+{
+	int saved_errno = errno;
+	long ret = tofutex__sys(SYS_tgkill, tofutex__pid(), (long)fork_tid, 0,
+				0, 0, 0);
+
+	errno = saved_errno;
+	return ret == -ESRCH;
+}
+
 void tofutex__tid_forget(void)
 {
 	/*

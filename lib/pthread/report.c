@@ -69,8 +69,8 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 		r->path[0] = '\0';
 		return ENAMETOOLONG;
 	}
-	/* Under a filter from the start: opened now (report.h). */
-	if (r->seccomp > 0)
+	/* Under a filter from the start, or unknown: opened now (report.h). */
+	if (r->seccomp)
 		tfx_report_keep(r);
 	return 0;
 }
@@ -190,9 +190,14 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 				"the program closed it, under a seccomp filter");
 		return;
 	}
+	/* Under a filter from the start: not a file that could be kept. */
+	if (r->seccomp) {
+		tfx_report_lost(r, "open",
+				"not a regular file, under a seccomp filter");
+		return;
+	}
 	/* Confined since it started: the filter may kill it for open(). */
-	if (r->seccomp >= 0 &&
-	    prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != r->seccomp) {
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != r->seccomp) {
 		tfx_report_lost(r, "open",
 				"the process installed a seccomp filter");
 		return;

@@ -20,8 +20,10 @@
  *   may add its own, which prctl() cannot tell apart: it opens a regular
  *   file at start instead and keeps it (close-on-exec, inherited by its
  *   fork children), and writes it at exit if the descriptor is still
- *   that file (else none, and says so); a FIFO or a socket, which it
- *   does not keep open (its reader would wait for it), is opened at exit.
+ *   that file (else none, and says so); so does one whose filter hides
+ *   the mode (PR_GET_SECCOMP fails). A FIFO, a socket or a device, which
+ *   it does not keep open (a FIFO's reader would wait for it), is not
+ *   written there (it says so).
  * - Standard error ("1"): a pipe or a socket is written as it ends only
  *   if descriptor 2 is still that same pipe or socket; no duplicate is
  *   kept, so a daemon that leaves its caller's pipe holds nothing of it

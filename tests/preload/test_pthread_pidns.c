@@ -224,7 +224,89 @@ static int cloned_one(void *arg)
 	return ok ? 0 : FAIL_LOCK;
 }
 
-enum how { HOW_FORK, HOW_THIRD, HOW_CLONE };
+/*
+ * The forking thread's TID in the parent (3, in a namespace of its own)
+ * is a thread's of the child (in another new namespace, whose TIDs start
+ * at 1): that thread's RECURSIVE mutex is not the forking thread's, which
+ * waits for it.
+ */
+static pthread_mutex_t rmutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static atomic_int inside;
+
+static void *idle(void *arg)
+{
+	return arg;
+}
+
+static void *recursive_holder(void *arg)
+{
+	bool asleep;
+
+	pthread_mutex_lock(&rmutex);
+	atomic_store(&inside, 1);
+	atomic_store(&held, 1);
+	WAIT_UNTIL(asleep, atomic_load(&locking) && main_state() == 'S',
+		   TEST_WAIT_NS);
+	atomic_store(&inside, 0);
+	pthread_mutex_unlock(&rmutex);
+	return asleep ? arg : NULL;
+}
+
+static int child_of_three(void)
+{
+	pthread_t t;
+	void *asleep;
+	int err;
+
+	if (getpid() != 1)
+		return FAIL_PID;
+	if (pthread_create(&t, NULL, idle, NULL) || pthread_join(t, NULL) ||
+	    pthread_create(&t, NULL, recursive_holder, &inside))
+		return FAIL_THREAD;
+	while (!atomic_load(&held))
+		sleep_ns(NSEC_PER_MSEC);
+	atomic_store(&locking, 1);
+	err = pthread_mutex_lock(&rmutex);
+	if (err || atomic_load(&inside))
+		return FAIL_LOCK;
+	pthread_mutex_unlock(&rmutex);
+	if (pthread_join(t, &asleep))
+		return FAIL_JOIN;
+	return asleep ? 0 : FAIL_ASLEEP;
+}
+
+/* Process 3 of the first namespace: TID 3 used, then a new namespace. */
+static int three_then_new(void)
+{
+	int status;
+	pid_t pid;
+
+	while (getpid() < 3) {
+		pid = fork();
+		if (pid < 0)
+			return FAIL_THREAD;
+		if (pid) {
+			if (waitpid(pid, &status, 0) != pid)
+				return FAIL_JOIN;
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+						   128 + WTERMSIG(status);
+		}
+	}
+	if (getpid() != 3)
+		return FAIL_PID;
+	pthread_mutex_lock(&rmutex);
+	pthread_mutex_unlock(&rmutex);
+	if (unshare(CLONE_NEWPID))
+		return FAIL_THREAD;
+	pid = fork();
+	if (pid == 0)
+		_exit(child_of_three());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return FAIL_JOIN;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+enum how { HOW_FORK, HOW_THIRD, HOW_CLONE, HOW_FORK_TID };
 
 /* The process that moves into a new PID namespace and makes process 1. */
 static int namespace_parent(enum how how)
@@ -248,7 +330,8 @@ static int namespace_parent(enum how how)
 			return FAIL_THREAD;
 		if (!pid)
 			_exit(how == HOW_FORK ? process_one() :
-			      process_one_of_three());
+			      how == HOW_THIRD ? process_one_of_three() :
+			      three_then_new());
 	}
 	if (waitpid(pid, &status, 0) != pid)
 		return FAIL_JOIN;
@@ -279,13 +362,16 @@ static int wait_within(pid_t pid)
  * (a fork() child), then thread 1 and two more that count under it; 1:
  * process 3, where glibc's relock in a process-shared condition wait
  * contends with thread 2... of a process whose TIDs are not glibc's
- * values; 2: process 1 made by a raw clone(), threads 2 and 3. As with
- * glibc, never a sleep on a free mutex.
+ * values; 2: process 1 made by a raw clone(), threads 2 and 3; 3: a fork
+ * child whose thread 3 has the TID its forking thread had in the parent
+ * (three_then_new()). As with glibc, never a sleep on a free mutex, nor
+ * another thread's mutex taken as one's own.
  */
 START_TEST(test_process_of_a_new_namespace)
 {
 	static const char *const what[] = {
 		"process 1 (fork)", "process 3", "process 1 (clone)",
+		"a fork child whose thread has the parent's TID, process 1",
 	};
 	pid_t pid;
 	int code;
@@ -311,7 +397,7 @@ static Suite *pthread_pidns_suite(void)
 	TCase *tc = tcase_create("pidns");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_process_of_a_new_namespace, 0, 3);
+	tcase_add_loop_test(tc, test_process_of_a_new_namespace, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
