@@ -18,9 +18,9 @@
  * So a word whose TID bits are 1 or 2 is held by glibc's code, and a word
  * glibc's code locked over ours says 2, without our TID or WAITERS. That
  * reading holds only for the preload's words, which enables it
- * (tofutex__glibc_words_enable()), and only where no thread of the
- * process has TID 1 or 2: not in the main process of a PID namespace
- * (pid 1 or 2, a container's), where it is off. libtofutex then
+ * (tofutex__glibc_words_enable()), and only for a 1 or 2 that is no
+ * thread's of the process (the main process of a PID namespace, pid 1 or
+ * 2, a container's, has threads 1 and 2). libtofutex then
  *
  * - counts 1 and 2 as a live owner of this process, and waits for such a
  *   word the way glibc's lock does (tofutex__glibc_lock()): it marks it 2
@@ -60,6 +60,7 @@
  * the preload keeps it for ERRORCHECK and RECURSIVE mutexes where glibc
  * does, in __owner (lib/pthread/mutex.c).
  */
+#include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,17 +71,20 @@ bool tofutex__glibc_words;
 static bool tofutex_glibc_seen;
 
 /*
- * Process 1 or 2 of a PID namespace (a container's main process, or any
- * process forked or cloned into a new namespace, with or without the fork
- * handlers) has threads with TIDs 1 and 2 of its own: not glibc's values.
- * Any other process's TIDs are neither: the namespace's first two
- * processes took them, and the kernel allocates no TID below 300 again
- * once its IDs have wrapped. Asked each time a word says 1 or 2, so that
- * it is this process's answer whoever made it.
+ * A word's 1 or 2 is glibc's value unless a thread of this process has
+ * that TID: process 1 or 2 of a PID namespace (a container's main
+ * process, or any process forked or cloned into a new namespace, with or
+ * without the fork handlers) has threads 1 and 2, and a process restored
+ * with its TIDs (clone3()'s set_tid, ns_last_pid) may have either.
+ * Asked each time a word says 1 or 2, on a path that is about to wait,
+ * so that it is this process's answer whoever made it and whenever.
  */
-bool tofutex__glibc_pid_ok(void)
+bool tofutex__glibc_not_a_thread(uint32_t owner)
 {
-	return tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0) > 2;
+	pid_t pid = (pid_t)tofutex__sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	return tofutex__sys(SYS_tgkill, pid, (long)owner, 0, 0, 0, 0) ==
+	       -ESRCH;
 }
 
 void tofutex__glibc_words_enable(void)

@@ -236,8 +236,8 @@ TOFUTEX_HIDDEN int tofutex__rwlock_lock(tofutex_rwlock_t *rw, bool write,
  */
 extern bool tofutex__glibc_words TOFUTEX_HIDDEN;
 TOFUTEX_HIDDEN void tofutex__glibc_words_enable(void);
-/* glibc.c: is this process neither process 1 nor 2 of its namespace? */
-TOFUTEX_HIDDEN bool tofutex__glibc_pid_ok(void);
+/* glibc.c: is @owner (1 or 2) no thread of this process? */
+TOFUTEX_HIDDEN bool tofutex__glibc_not_a_thread(uint32_t owner);
 
 /*
  * glibc.c: is the owner @owner (a word's TID bits) glibc's code, which
@@ -247,7 +247,7 @@ static inline bool tofutex__glibc_owner(uint32_t owner)
 {
 	return (owner == 1 || owner == 2) &&
 	       __atomic_load_n(&tofutex__glibc_words, __ATOMIC_RELAXED) &&
-	       tofutex__glibc_pid_ok();
+	       tofutex__glibc_not_a_thread(owner);
 }
 /*
  * glibc.c: take @word, held by glibc's code, as glibc's lock does, then

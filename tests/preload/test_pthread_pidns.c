@@ -74,13 +74,14 @@ static void *counting(void *arg)
 }
 
 /* Process 1 of the namespace: 0 when its locks worked. */
-static int process_one(void)
+/* Process @pid of the namespace: 0 when its locks worked. */
+static int process_n(pid_t pid)
 {
 	pthread_t t[3];
 	void *asleep = NULL;
 	int i;
 
-	if (getpid() != 1 || syscall(SYS_gettid) != 1)
+	if (getpid() != pid || syscall(SYS_gettid) != pid)
 		return FAIL_PID;
 	if (pthread_create(&t[0], NULL, holder, NULL))
 		return FAIL_THREAD;
@@ -156,8 +157,25 @@ static int process_three(void)
 	return pthread_join(t, NULL) ? FAIL_JOIN : 0;
 }
 
+/*
+ * Process 3, whose next thread is given TID 2 (ns_last_pid, as
+ * checkpoint/restore tools give threads their TIDs back): that thread's
+ * word says 2, and is no glibc code's.
+ */
+static int process_three_with_thread_two(void)
+{
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+
+	if (getpid() != 3)
+		return FAIL_PID;
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		return SKIP_STATUS;
+	close(fd);
+	return process_n(3);
+}
+
 /* Process 1 of the namespace, which makes processes 2 and 3. */
-static int process_one_of_three(void)
+static int process_one_of_three(int (*three)(void))
 {
 	int status;
 	pid_t pid;
@@ -169,7 +187,7 @@ static int process_one_of_three(void)
 		return FAIL_THREAD;
 	pid = fork();
 	if (pid == 0)
-		_exit(process_three());
+		_exit(three());
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return FAIL_JOIN;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -306,7 +324,7 @@ static int three_then_new(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-enum how { HOW_FORK, HOW_THIRD, HOW_CLONE, HOW_FORK_TID };
+enum how { HOW_FORK, HOW_THIRD, HOW_CLONE, HOW_FORK_TID, HOW_SET_TID };
 
 /* The process that moves into a new PID namespace and makes process 1. */
 static int namespace_parent(enum how how)
@@ -329,8 +347,12 @@ static int namespace_parent(enum how how)
 		if (pid < 0)
 			return FAIL_THREAD;
 		if (!pid)
-			_exit(how == HOW_FORK ? process_one() :
-			      how == HOW_THIRD ? process_one_of_three() :
+			_exit(how == HOW_FORK ? process_n(1) :
+			      how == HOW_THIRD ?
+					process_one_of_three(process_three) :
+			      how == HOW_SET_TID ?
+					process_one_of_three(
+						process_three_with_thread_two) :
 			      three_then_new());
 	}
 	if (waitpid(pid, &status, 0) != pid)
@@ -364,14 +386,16 @@ static int wait_within(pid_t pid)
  * contends with thread 2... of a process whose TIDs are not glibc's
  * values; 2: process 1 made by a raw clone(), threads 2 and 3; 3: a fork
  * child whose thread 3 has the TID its forking thread had in the parent
- * (three_then_new()). As with glibc, never a sleep on a free mutex, nor
- * another thread's mutex taken as one's own.
+ * (three_then_new()); 4: process 3 with a thread given TID 2. As with
+ * glibc, never a sleep on a free mutex, nor another thread's mutex taken
+ * as one's own.
  */
 START_TEST(test_process_of_a_new_namespace)
 {
 	static const char *const what[] = {
 		"process 1 (fork)", "process 3", "process 1 (clone)",
 		"a fork child whose thread has the parent's TID, process 1",
+		"process 3 with a thread 2 (ns_last_pid)",
 	};
 	pid_t pid;
 	int code;
@@ -397,7 +421,7 @@ static Suite *pthread_pidns_suite(void)
 	TCase *tc = tcase_create("pidns");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_process_of_a_new_namespace, 0, 4);
+	tcase_add_loop_test(tc, test_process_of_a_new_namespace, 0, 5);
 	suite_add_tcase(s, tc);
 	return s;
 }
