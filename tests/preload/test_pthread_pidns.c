@@ -174,23 +174,30 @@ static int process_three_with_thread_two(void)
 	return process_n(3);
 }
 
+/* The child @pid's exit status, 128 + its signal, or FAIL_JOIN. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return FAIL_JOIN;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Process 1 of the namespace, which makes processes 2 and 3. */
 static int process_one_of_three(int (*three)(void))
 {
-	int status;
 	pid_t pid;
 
 	pid = fork();
 	if (pid == 0)
 		_exit(0);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+	if (reap(pid))
 		return FAIL_THREAD;
 	pid = fork();
 	if (pid == 0)
 		_exit(three());
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return FAIL_JOIN;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return reap(pid);
 }
 
 /*
@@ -296,19 +303,14 @@ static int child_of_three(void)
 /* Process 3 of the first namespace: TID 3 used, then a new namespace. */
 static int three_then_new(void)
 {
-	int status;
 	pid_t pid;
 
 	while (getpid() < 3) {
 		pid = fork();
 		if (pid < 0)
 			return FAIL_THREAD;
-		if (pid) {
-			if (waitpid(pid, &status, 0) != pid)
-				return FAIL_JOIN;
-			return WIFEXITED(status) ? WEXITSTATUS(status) :
-						   128 + WTERMSIG(status);
-		}
+		if (pid)
+			return reap(pid);
 	}
 	if (getpid() != 3)
 		return FAIL_PID;
@@ -319,9 +321,7 @@ static int three_then_new(void)
 	pid = fork();
 	if (pid == 0)
 		_exit(child_of_three());
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return FAIL_JOIN;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return reap(pid);
 }
 
 enum how { HOW_FORK, HOW_THIRD, HOW_CLONE, HOW_FORK_TID, HOW_SET_TID };
@@ -330,7 +330,6 @@ enum how { HOW_FORK, HOW_THIRD, HOW_CLONE, HOW_FORK_TID, HOW_SET_TID };
 static int namespace_parent(enum how how)
 {
 	static char stack[256 * 1024] __attribute__((aligned(16)));
-	int status;
 	pid_t pid;
 
 	/* A group of its own, so that a hang is killed with process 1. */
@@ -355,9 +354,7 @@ static int namespace_parent(enum how how)
 						process_three_with_thread_two) :
 			      three_then_new());
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		return FAIL_JOIN;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return reap(pid);
 }
 
 /*
