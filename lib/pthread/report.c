@@ -37,6 +37,18 @@ static int tfx_report_stderr(struct tfx_report *r)
 
 static void tfx_report_keep(struct tfx_report *r);
 
+/*
+ * The calling thread's seccomp mode, as PR_GET_SECCOMP answers: -1 when
+ * a filter hides it. A kernel built without CONFIG_SECCOMP answers
+ * EINVAL: no filter can exist there, the mode is 0.
+ */
+static int tfx_report_seccomp(void)
+{
+	int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+
+	return mode < 0 && errno == EINVAL ? 0 : mode;
+}
+
 int tfx_report_open(struct tfx_report *r, const char *what,
 		    const char *value, bool err_too)
 {
@@ -47,7 +59,7 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 	r->what = what;
 	r->fd = -1;
 	r->path[0] = '\0';
-	r->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	r->seccomp = tfx_report_seccomp();
 	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all")))
 		return tfx_report_stderr(r);
 	r->err = false;
@@ -197,7 +209,7 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 		return;
 	}
 	/* Confined since it started: the filter may kill it for open(). */
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != r->seccomp) {
+	if (tfx_report_seccomp() != r->seccomp) {
 		tfx_report_lost(r, "open",
 				"the process installed a seccomp filter");
 		return;

@@ -21,7 +21,8 @@
  *   file at start instead and keeps it (close-on-exec, inherited by its
  *   fork children), and writes it at exit if the descriptor is still
  *   that file (else none, and says so); so does one whose filter hides
- *   the mode (PR_GET_SECCOMP fails). A FIFO, a socket or a device, which
+ *   the mode (PR_GET_SECCOMP fails with another error than a kernel
+ *   without seccomp's EINVAL). A FIFO, a socket or a device, which
  *   it does not keep open (a FIFO's reader would wait for it), is not
  *   written there (it says so).
  * - Standard error ("1"): a pipe or a socket is written as it ends only
