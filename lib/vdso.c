@@ -105,7 +105,7 @@ static tofutex_vdso_clock_fn tofutex_vdso_lookup(void)
 					  &gnu_hash, &sysv_hash))
 		return tofutex_no_vdso;
 	sym = tofutex__elf_find(gnu_hash, sysv_hash, symtab, NULL, strtab,
-				TOFUTEX_VDSO_CLOCK);
+				TOFUTEX_VDSO_CLOCK, NULL);
 	if (!sym || ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
 		return tofutex_no_vdso;
 	return (tofutex_vdso_clock_fn)(load + sym->st_value);

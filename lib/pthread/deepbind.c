@@ -67,6 +67,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../elfsym.h"
 #include "preload.h"
 #include "str.h"
 
@@ -242,6 +243,30 @@ static void tfx_deepbind_data(const struct link_map *l, const ElfW(Rela) *r,
 		tfx_deepbind_store(m, slot, fn);
 }
 
+/*
+ * Ours for @l's reference @r (a JUMP_SLOT or GLOB_DAT), or NULL: a name
+ * deepbind.c interposes, at the version the reference asks for, as the
+ * dynamic linker would bind it. None for glibc's condition variables
+ * before 2.3.2 (pthread_cond_wait@GLIBC_2.2.5, another object behind
+ * another function), which stay glibc's.
+ */
+static void *tfx_deepbind_target(const struct link_map *l,
+				 const ElfW(Rela) *r, const ElfW(Sym) *sym,
+				 const char *str)
+{
+	const ElfW(Half) *versym = tfx_dyn_ptr(l, DT_VERSYM);
+	size_t i = ELF64_R_SYM(r->r_info);
+	const char *ver = NULL;
+
+	if (!i || sym[i].st_shndx != SHN_UNDEF ||
+	    !tfx_deepbind_name(str + sym[i].st_name))
+		return NULL;
+	if (versym)
+		ver = tofutex__elf_need_name(tfx_dyn_ptr(l, DT_VERNEED), str,
+					     versym[i] & 0x7fff);
+	return tfx_elf_sym(tfx_self, str + sym[i].st_name, ver);
+}
+
 /* The slots of one table of RELA relocations, @size bytes, of @l. */
 static void tfx_deepbind_relocs(const struct link_map *l,
 				const ElfW(Rela) *r, size_t size,
@@ -250,7 +275,6 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 	const ElfW(Sym) *sym = tfx_dyn_ptr(l, DT_SYMTAB);
 	const char *str = tfx_dyn_ptr(l, DT_STRTAB);
 	const ElfW(Rela) *end = r + size / sizeof(*r);
-	const ElfW(Sym) *s;
 	void **slot, *fn;
 
 	if (!r || !sym || !str)
@@ -263,11 +287,7 @@ static void tfx_deepbind_relocs(const struct link_map *l,
 		if (ELF64_R_TYPE(r->r_info) != TFX_R_JUMP_SLOT &&
 		    ELF64_R_TYPE(r->r_info) != TFX_R_GLOB_DAT)
 			continue;
-		s = &sym[ELF64_R_SYM(r->r_info)];
-		if (!ELF64_R_SYM(r->r_info) || s->st_shndx != SHN_UNDEF ||
-		    !tfx_deepbind_name(str + s->st_name))
-			continue;
-		fn = tfx_elf_sym(tfx_self, str + s->st_name);
+		fn = tfx_deepbind_target(l, r, sym, str);
 		slot = (void **)(l->l_addr + r->r_offset);
 		if (fn && __atomic_load_n(slot, __ATOMIC_RELAXED) != fn)
 			tfx_deepbind_store(m, slot, fn);
@@ -505,9 +525,12 @@ static void tfx_dlopen_resolve(void)
 		return;
 	__atomic_store_n(&tfx_self, tfx_self_map(), __ATOMIC_RELAXED);
 	__atomic_store_n(&tfx_next_dlmopen,
-			 (tfx_dlmopen_fn)tfx_elf_next("dlmopen"),
+			 (tfx_dlmopen_fn)tfx_elf_next("dlmopen",
+						      TFX_LIBC_VERSION_dlmopen),
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&tfx_next_dlopen, (tfx_dlopen_fn)tfx_elf_next("dlopen"),
+	__atomic_store_n(&tfx_next_dlopen,
+			 (tfx_dlopen_fn)tfx_elf_next("dlopen",
+						     TFX_LIBC_VERSION_dlopen),
 			 __ATOMIC_RELEASE);
 }
 

@@ -42,8 +42,10 @@
  *   first dlsym() of a process may come from a sanitizer's runtime that
  *   has not set up its interceptors of them yet.
  * - glibc's dlsym() and dlvsym() are those of the first object loaded
- *   after this one that defines them (libc.so.6), found in its dynamic
- *   symbol table: dlsym() cannot look itself up once it is ours. They
+ *   after this one that defines them at glibc's version (libc.so.6),
+ *   found in its dynamic symbol table as the dynamic linker binds a
+ *   reference to that version (another library's dlsym@@ITS_1 is not
+ *   glibc's): dlsym() cannot look itself up once it is ours. They
  *   are found at the first call (which may come from another library's
  *   constructor before ours ran), by any thread; the stores are
  *   idempotent, and dlvsym's, tested by every call, comes last.
@@ -125,13 +127,18 @@ const void *tfx_dyn_ptr(const struct link_map *l, ElfW(Sxword) tag)
 	return (const void *)(p < l->l_addr ? p + l->l_addr : p);
 }
 
-void *tfx_elf_sym(const struct link_map *l, const char *name)
+void *tfx_elf_sym(const struct link_map *l, const char *name,
+		  const char *version)
 {
+	const struct tofutex_elf_versions vers = {
+		.versym = tfx_dyn_ptr(l, DT_VERSYM),
+		.verdef = tfx_dyn_ptr(l, DT_VERDEF),
+	};
 	const ElfW(Sym) *s = tofutex__elf_find(tfx_dyn_ptr(l, DT_GNU_HASH),
 					       tfx_dyn_ptr(l, DT_HASH),
-					       tfx_dyn_ptr(l, DT_SYMTAB),
-					       tfx_dyn_ptr(l, DT_VERSYM),
-					       tfx_dyn_ptr(l, DT_STRTAB), name);
+					       tfx_dyn_ptr(l, DT_SYMTAB), &vers,
+					       tfx_dyn_ptr(l, DT_STRTAB), name,
+					       version);
 
 	return s ? (void *)(l->l_addr + s->st_value) : NULL;
 }
@@ -147,23 +154,23 @@ struct link_map *tfx_self_map(void)
 	return l;
 }
 
-void *tfx_elf_after(const char *name)
+void *tfx_elf_after(const char *name, const char *version)
 {
 	struct link_map *l = tfx_self_map();
 	void *fn = NULL;
 
 	for (l = l ? l->l_next : NULL; l && !fn; l = l->l_next)
-		fn = tfx_elf_sym(l, name);
+		fn = tfx_elf_sym(l, name, version);
 	return fn;
 }
 
-void *tfx_elf_next(const char *name)
+void *tfx_elf_next(const char *name, const char *version)
 {
-	void *fn = tfx_elf_after(name);
+	void *fn = tfx_elf_after(name, version);
 
 	if (!fn) {
-		fprintf(stderr, "libtofutex-pthread: no %s after this library\n",
-			name);
+		fprintf(stderr, "libtofutex-pthread: no %s@%s after this library\n",
+			name, version ? version : "");
 		abort();
 	}
 	return fn;
@@ -171,7 +178,8 @@ void *tfx_elf_next(const char *name)
 
 static void tfx_dlsym_resolve(void)
 {
-	void *next = tfx_elf_next("dlsym"), *nextv = tfx_elf_next("dlvsym");
+	void *next = tfx_elf_next("dlsym", TFX_LIBC_VERSION_dlsym);
+	void *nextv = tfx_elf_next("dlvsym", TFX_LIBC_VERSION_dlvsym);
 
 	__atomic_store_n(&tfx_next_dlsym, (tfx_dlsym_fn)next, __ATOMIC_RELEASE);
 	/* Last: tfx_dlsym_route() tests this one. */

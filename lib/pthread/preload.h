@@ -219,20 +219,23 @@ TOFUTEX_HIDDEN const ElfW(Dyn) *tfx_dyn_entry(const struct link_map *l,
 TOFUTEX_HIDDEN const void *tfx_dyn_ptr(const struct link_map *l,
 				       ElfW(Sxword) tag);
 /*
- * dlsym.c: @name's definition in @l (its hash table), in its default
- * version, or NULL.
+ * dlsym.c: @name's definition in @l (its hash table), or NULL: the one a
+ * reference to @name@@version binds to, or with @version NULL the
+ * default version.
  */
-TOFUTEX_HIDDEN void *tfx_elf_sym(const struct link_map *l, const char *name);
+TOFUTEX_HIDDEN void *tfx_elf_sym(const struct link_map *l, const char *name,
+				 const char *version);
 /* dlsym.c: this library's link map (dladdr1(): takes the loader's lock). */
 TOFUTEX_HIDDEN struct link_map *tfx_self_map(void);
 /*
- * dlsym.c: @name's definition in the first object loaded after this
- * library that defines it (glibc's dlsym, dlopen, ...), or NULL: none
- * is, or this library was loaded by dlopen(), after them.
+ * dlsym.c: @name's definition at @version (tfx_elf_sym()) in the first
+ * object loaded after this library that defines it so (glibc's dlsym,
+ * dlopen, ... at TFX_LIBC_VERSION_name), or NULL: none is, or this
+ * library was loaded by dlopen(), after them.
  */
-TOFUTEX_HIDDEN void *tfx_elf_after(const char *name);
+TOFUTEX_HIDDEN void *tfx_elf_after(const char *name, const char *version);
 /* dlsym.c: tfx_elf_after(), which must find it; aborts if not. */
-TOFUTEX_HIDDEN void *tfx_elf_next(const char *name);
+TOFUTEX_HIDDEN void *tfx_elf_next(const char *name, const char *version);
 /*
  * deepbind.c: is @caller's object one deepbind.c patched and @name one it
  * interposes (dlsym.c answers its RTLD_DEFAULT lookup from the global

@@ -22,7 +22,10 @@
 # Writes MAP, the version script (the default versions; libtofutex's own
 # functions inside stay local), and HEADER, one macro TFX_VERSIONS_name a
 # pthread function and TFX_DL_VERSIONS_name a loader function: the
-# aliases of its other versions (preload.h, TFX_SELF and TFX_DL_VERSION).
+# aliases of its other versions (preload.h, TFX_SELF and TFX_DL_VERSION);
+# and for every name TFX_LIBC_VERSION_name, its default version in LIBC
+# as a string (NULL if LIBC has none): the version whose definition after
+# ours is glibc's (real.c, dlsym.c).
 # READELF: the readelf to use (any binutils readelf reads any ELF).
 set -eu
 
@@ -46,6 +49,12 @@ names=$(sed -n -e 's/^TFX_SELF(\([a-z_]*\));$/pthread_\1/p' \
 	}' >"$map.syms"
 
 awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
+	function dflt_of(f, v) {
+		if (f in dflt)
+			return dflt[f]
+		split(substr(vers[f], 2), v, " ")
+		return v[1]
+	}
 	{ addr[$1 " " $2] = $3; vers[$1] = vers[$1] " " $2
 	  if ($4) dflt[$1] = $2; allv[$2] = 1 }
 	END {
@@ -55,7 +64,7 @@ awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
 			if (!(f in vers))
 				continue
 			m = split(substr(vers[f], 2), v, " ")
-			d = (f in dflt) ? dflt[f] : v[1]
+			d = dflt_of(f)
 			node[d] = node[d] "\t\t" f ";\n"
 			for (j = 1; j <= m; j++)
 				if (v[j] != d && addr[f " " v[j]] == addr[f " " d])
@@ -84,6 +93,8 @@ awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
 		print "/* Written by lib/pthread/versions.sh from " libc ". */" >hdrfile
 		for (i = 1; i <= n; i++) {
 			f = list[i]
+			printf "#define TFX_LIBC_VERSION_%s %s\n", f,
+			       (f in vers) ? "\"" dflt_of(f) "\"" : "NULL" >hdrfile
 			if (f ~ /^pthread_/) {
 				s = substr(f, 9)
 				line = "#define TFX_VERSIONS_" s

@@ -128,3 +128,20 @@ void *tfx_plugin_table_lock(void)
 {
 	return (void *)tfx_plugin_ops->lock;
 }
+
+#ifdef __x86_64__
+/*
+ * glibc's condition variables before 2.3.2, as a binary linked against
+ * them references them (pthread_cond_wait@GLIBC_2.2.5): another object
+ * behind another function, which stays glibc's.
+ */
+int tfx_plugin_old_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+__asm__(".symver tfx_plugin_old_cond_wait, pthread_cond_wait@GLIBC_2.2.5");
+
+void *tfx_plugin_old_cond_wait_fn(void);
+
+void *tfx_plugin_old_cond_wait_fn(void)
+{
+	return (void *)tfx_plugin_old_cond_wait;
+}
+#endif

@@ -6,7 +6,9 @@
  * call of the plugin, and of one it loads so itself, the preload's
  * (x86-64 and arm64, where the preload interposes them): lazily or not, through
  * text relocations, through a table of function pointers, from
- * dlmopen(LM_ID_BASE), from two threads loading at once, from a
+ * dlmopen(LM_ID_BASE), at the versions the plugin asks for (glibc's
+ * condition variables before 2.3.2 stay glibc's), from two threads
+ * loading at once, from a
  * constructor beside another loader, across fork() in the middle of a
  * load, with a dependency found by RUNPATH, and no deeper into the
  * thread's stack than glibc's own dlopen() goes.
@@ -62,6 +64,31 @@ START_TEST(test_deepbind_binds_to_the_preload)
 	dlclose(h);
 }
 END_TEST
+
+#ifdef __x86_64__
+/*
+ * The plugin's reference to glibc's condition variables before 2.3.2
+ * (pthread_cond_wait@GLIBC_2.2.5) stays glibc's, that version's: the
+ * preload has no function for their objects.
+ */
+START_TEST(test_deepbind_old_cond_version_stays_glibcs)
+{
+	void *h = plugin_open(PLUGIN_NAME,
+			      deepbind_mode[_i] | RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*fn)(void) =
+		(void *(*)(void))deepbind_fn(h, "tfx_plugin_old_cond_wait_fn");
+	void *glibc = glibc_handle();
+	void *old = dlvsym(glibc, "pthread_cond_wait", "GLIBC_2.2.5");
+
+	ck_assert(old && !is_preloads(old));
+	ck_assert_msg(fn() == old,
+		      "the plugin's pthread_cond_wait@GLIBC_2.2.5 is %s",
+		      is_preloads(fn()) ? "the preload's" : "not glibc's");
+	dlclose(glibc);
+	dlclose(h);
+}
+END_TEST
+#endif
 
 /*
  * A plugin whose table of lock functions is in read-only pages (text
@@ -572,6 +599,9 @@ static Suite *deepbind_suite(void)
 	tc = tcase_create("deepbind");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_deepbind_binds_to_the_preload, 0, 2);
+#ifdef __x86_64__
+	tcase_add_loop_test(tc, test_deepbind_old_cond_version_stays_glibcs, 0, 2);
+#endif
 	tcase_add_test(tc, test_deepbind_rwlock_mutual_exclusion);
 	tcase_add_loop_test(tc, test_deepbind_rwlock_try_answers, 0, 2);
 	tcase_add_test(tc, test_deepbind_cond_wait_signalled);

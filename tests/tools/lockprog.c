@@ -8,8 +8,10 @@
  * makes at least one wait. With "race", they also add to one counter
  * without a lock: a data race ThreadSanitizer reports (its exit status 66).
  * With "unsetenv", it first removes LD_PRELOAD from its environment, as a
- * program that cleans its environment does.
+ * program that cleans its environment does. With "dlsym", it also says
+ * whether dlsym(RTLD_DEFAULT, "printf") finds printf.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,5 +74,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	printf("counted %lu, written %lu\n", counted, read_sum);
+	if (argc > 1 && !strcmp(argv[1], "dlsym"))
+		printf("dlsym: printf %s\n",
+		       dlsym(RTLD_DEFAULT, "printf") == (void *)printf ?
+		       "found" : "not found");
 	return counted == THREADS * ROUNDS ? 0 : 3;
 }

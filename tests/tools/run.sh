@@ -24,6 +24,11 @@
 #                 appended by a script tofutex-run started: glibc serves
 #                 every object, the interposer sees every lock as stock,
 #                 the preload says so
+#   foreign-after a library after the preload with functions of glibc's
+#                 names (pthread_mutex_lock, dlsym) at a version of its
+#                 own (foreign.c): not taken for glibc's nor for an
+#                 interposer; the same output and status as stock, the
+#                 preload's locks ran, the library's functions did not
 #   two-copies    tofutex-run nested with another copy of the preload:
 #                 the same output, the preload's locks, no message
 #   faketime-after  tofutex-run faketime -f +2d timedprog cond: the
@@ -107,6 +112,9 @@ cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -o "$dir/libtfx-wrap.so
 	cc "${cflags[@]}" -o "$dir/timedprog" "$src/timedprog.c" &&
 	cc -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -shared -fPIC -pthread -o "$dir/libtfx-clockshim.so" "$src/clockshim.c" -ldl &&
 	cc "${cflags[@]}" -o "$dir/clockprog" "$src/clockprog.c" &&
+	printf 'TFX_FOREIGN_1 { global: pthread_*; dlsym; local: *; };\n' >"$dir/foreign.map" &&
+	cc -Wall -Wextra -Werror -O2 -shared -fPIC -Wl,--version-script="$dir/foreign.map" \
+		-o "$dir/libtfx-foreign.so" "$src/foreign.c" &&
 	cc "${cflags[@]}" -o "$dir/lockprog" "$src/lockprog.c" ||
 	{ fail build "the tools' test programs do not build"; }
 
@@ -197,6 +205,20 @@ ran "$c-script" "$run" sh -c \
 same "$c-script" wrap-before.stock "$c-script" "$r1" "$rc"
 check "$c-script" "the interposer a script appended counted other lock calls than stock: $(locks "$c-script")" \
 	test "$(locks wrap-before.stock)" = "$(locks "$c-script")"
+
+# A library after the preload whose functions have glibc's names at a
+# version of its own: no reference of the program binds to them, stock or
+# not, so they are neither glibc's functions nor an interposer's.
+c=foreign-after
+ran "$c.stock" env LD_PRELOAD="$dir/libtfx-foreign.so" "$dir/lockprog" dlsym
+r1=$rc
+ran "$c.run" env LD_PRELOAD="$preload:$dir/libtfx-foreign.so" TOFUTEX_RUN_STATS=1 \
+	"$dir/lockprog" dlsym
+same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+check "$c" "the preload's locks did not run: $(grep -m1 -e glibc -e foreign "$dir/$c.run.err")" \
+	grep -q "backend=futex" "$dir/$c.run.err"
+check "$c" "the library's own functions were called: $(grep -m1 foreign: "$dir/$c.run.err")" \
+	bash -c '! grep -q foreign: "$1"' _ "$dir/$c.run.err"
 
 # A second copy of the preload after the first (tofutex-run nested, two
 # installs): not an interposer to give way to, nothing said.
