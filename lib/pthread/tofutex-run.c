@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -134,6 +135,53 @@ static bool is_static_elf(const char *file, bool *tofutex)
 		*tofutex = file_has(fd, "TOFUTEX_BACKEND");
 	close(fd);
 	return !interp;
+}
+
+/* Is @file this program's own dynamic linker (its PT_INTERP)? */
+static bool is_own_interp(const char *file)
+{
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+	unsigned long i, n = getauxval(AT_PHNUM);
+	const char *interp = NULL;
+	struct stat a, b;
+	uintptr_t bias = 0;
+
+	for (i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+	for (i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			interp = (const char *)(bias + ph[i].p_vaddr);
+	return interp && !stat(interp, &a) && !stat(file, &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * The dynamic linker run as the command (ld.so [OPTION]... PROGRAM, at
+ * @cmd, with @argv) honours LD_PRELOAD for PROGRAM as when it starts it
+ * itself: what is checked below is PROGRAM, its path put in @cmd. False
+ * when there is none to check: no PROGRAM, or a name without a slash,
+ * which ld.so looks up as it looks up a library.
+ */
+static bool loader_program(char *const *argv, char *cmd, size_t len)
+{
+	static const char *const with_arg[] = {
+		"--library-path", "--inhibit-rpath", "--audit", "--preload",
+		"--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	};
+	size_t i, j;
+
+	if (!is_own_interp(cmd))
+		return true;
+	for (i = 1; argv[i] && !strncmp(argv[i], "--", 2); i++)
+		for (j = 0; j < sizeof(with_arg) / sizeof(with_arg[0]); j++)
+			if (!strcmp(argv[i], with_arg[j]) && argv[i + 1]) {
+				i++;
+				break;
+			}
+	if (!argv[i] || !strchr(argv[i], '/'))
+		return false;
+	return snprintf(cmd, len, "%s", argv[i]) < (int)len;
 }
 
 /* @file's offset of the address @vaddr, from its PT_LOAD headers; -1 if none. */
@@ -397,7 +445,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", prog, dlerror());
 		return 127;
 	}
-	if (find_cmd(argv[first], cmd, sizeof(cmd))) {
+	if (find_cmd(argv[first], cmd, sizeof(cmd)) &&
+	    loader_program(argv + first, cmd, sizeof(cmd))) {
 		if (is_static_elf(cmd, &tofutex) && tofutex)
 			fprintf(stderr,
 				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions, which stay glibc's; the tofutex locks it calls itself run on tofutex, as without %s\n",

@@ -47,6 +47,9 @@
 #   clock-shim    a clock_gettime() interposer set up by its constructor
 #                 and serialised by a mutex (clockshim.c), clockprog
 #                 contending: the same output and status
+#   loader-explicit  the dynamic linker run as the command (ld.so
+#                 [--argv0 NAME] lockprog): the same output and status,
+#                 the preload's locks ran, no word of a static program
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -287,6 +290,22 @@ ran "$c.stock" env LD_PRELOAD="$dir/libtfx-clockshim.so" "$dir/clockprog"
 r1=$rc
 ran "$c.run" env LD_PRELOAD="$dir/libtfx-clockshim.so" "$run" "$dir/clockprog"
 same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+
+# ---- the dynamic linker as the command ----
+interp=$(readelf -lW "$dir/lockprog" | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+for how in plain argv0; do
+	c=loader-explicit-$how
+	args=()
+	[ "$how" = plain ] || args=(--argv0 lockprog)
+	ran "$c.stock" "$interp" "${args[@]}" "$dir/lockprog"
+	r1=$rc
+	ran "$c.run" env TOFUTEX_RUN_STATS=1 "$run" "$interp" "${args[@]}" "$dir/lockprog"
+	same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+	check "$c" "the preload's locks did not run" \
+		grep -q "backend=futex" "$dir/$c.run.err"
+	check "$c" "tofutex-run said something of the program: $(grep -m1 tofutex-run: "$dir/$c.run.err")" \
+		bash -c '! grep -q "statically linked\|ignores LD_PRELOAD" "$1"' _ "$dir/$c.run.err"
+done
 
 # ---- secure execution ----
 c=setuid
