@@ -63,6 +63,7 @@ int tfx_report_open(struct tfx_report *r, const char *what,
 	if (!strcmp(value, "1") || (err_too && !strcmp(value, "all")))
 		return tfx_report_stderr(r);
 	r->err = false;
+	r->keep_err = 0;
 	/* Where a message that the file is lost may go (tfx_report_lost()). */
 	r->dev = 0;
 	r->ino = 0;
@@ -126,8 +127,10 @@ static void tfx_report_keep(struct tfx_report *r)
 	struct stat st;
 	int fd = tfx_report_file(r);
 
-	if (fd < 0)
+	if (fd < 0) {
+		r->keep_err = errno;
 		return;
+	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return;
@@ -204,7 +207,8 @@ void tfx_report_write(struct tfx_report *r, const char *buf, size_t len)
 	}
 	/* Under a filter from the start: not a file that could be kept. */
 	if (r->seccomp) {
-		tfx_report_lost(r, "open",
+		tfx_report_lost(r, "open", r->keep_err ?
+				tfx_report_errname(r->keep_err) :
 				"not a regular file, under a seccomp filter");
 		return;
 	}

@@ -55,6 +55,7 @@ struct tfx_report {
 	dev_t file_dev;		/* what the file kept open is */
 	ino_t file_ino;
 	bool kept;		/* the file was kept open at start */
+	int keep_err;		/* else why: open()'s errno, 0 if not regular */
 	int seccomp;		/* PR_GET_SECCOMP's mode at start */
 	char path[PATH_MAX];	/* the file's absolute path */
 };

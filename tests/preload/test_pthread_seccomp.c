@@ -35,7 +35,7 @@
 
 /* Exit status of a confined step that failed, one per step. */
 enum { FAIL_FILTER = 10, FAIL_THREAD, FAIL_LOCK, FAIL_TIMEDLOCK,
-       FAIL_COND, FAIL_RDLOCK, FAIL_JOIN };
+       FAIL_COND, FAIL_RDLOCK, FAIL_JOIN, FAIL_NO_REASON };
 
 /*
  * A filter that returns @action for the system calls @nrs (n of them)
@@ -225,7 +225,8 @@ static bool confine_nothing(void)
  * without a filter, it writes no report and says why; 1: started under a
  * filter already (which its own cannot be told from), it opened the file
  * at start and writes the report; 2: the same, to /dev/null, which it
- * does not keep: no report.
+ * does not keep: no report; 3: the same, in a directory that does not
+ * exist: no report, and it says why (ENOENT).
  */
 START_TEST(test_confined_with_a_report_file)
 {
@@ -244,9 +245,10 @@ START_TEST(test_confined_with_a_report_file)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	/* 2: under a filter too, to a path that is not a regular file. */
+	/* 2, 3: under a filter too, to a path that is not a regular file. */
 	snprintf(env, sizeof(env), "TOFUTEX_RUN_STATS=%s",
-		 _i == 2 ? "/dev/null" : path);
+		 _i == 2 ? "/dev/null" :
+		 _i == 3 ? "/nonexistent-tfx-seccomp/stats" : path);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -254,6 +256,8 @@ START_TEST(test_confined_with_a_report_file)
 			_exit(FAIL_FILTER);
 		status = run_capture(argv, envp, true, out, sizeof(out));
 		fputs(out, stdout);
+		if (_i == 3 && !strstr(out, "(ENOENT)"))
+			_exit(FAIL_NO_REASON);
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) :
 		      128 + WTERMSIG(status));
 	}
@@ -417,7 +421,7 @@ static Suite *pthread_seccomp_suite(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_program_started_then_confined);
-	tcase_add_loop_test(tc, test_confined_with_a_report_file, 0, 3);
+	tcase_add_loop_test(tc, test_confined_with_a_report_file, 0, 4);
 	tcase_add_test(tc, test_getpid_forbidden);
 	tcase_add_test(tc, test_fork_child_confined);
 	tcase_add_test(tc, test_confined_then_fork);
