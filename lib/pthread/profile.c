@@ -57,6 +57,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -681,6 +682,28 @@ static void tfx_prof_child(void)
 	tfx_prof_dropped = 0;
 }
 
+/*
+ * TOFUTEX_PROFILE_TOP=@top: a number of locks, else the default kept and
+ * the process says so.
+ */
+static void tfx_prof_set_top(const char *top)
+{
+	unsigned long v;
+	char *end;
+
+	if (!top || !*top)
+		return;
+	errno = 0;
+	v = strtoul(top, &end, 10);
+	if (errno || *end || top[0] < '0' || top[0] > '9' || v > UINT_MAX) {
+		if (tfx_preloaded())
+			fprintf(stderr, "tofutex-run: TOFUTEX_PROFILE_TOP=%s is not a number of locks; the report lists %u\n",
+				top, tfx_prof_top);
+		return;
+	}
+	tfx_prof_top = (unsigned int)v;
+}
+
 __attribute__((constructor)) static void tfx_prof_start(void)
 {
 	const char *env = secure_getenv("TOFUTEX_PROFILE");
@@ -691,8 +714,7 @@ __attribute__((constructor)) static void tfx_prof_start(void)
 
 	if (!env || !*env || !strcmp(env, "0"))
 		return;
-	if (top && *top)
-		tfx_prof_top = (unsigned int)strtoul(top, NULL, 10);
+	tfx_prof_set_top(top);
 	n = strlen(env);
 	tfx_prof_json = n > 5 && !strcmp(env + n - 5, ".json");
 	err = tfx_report_open(&tfx_prof_out, "TOFUTEX_PROFILE", env,

@@ -83,6 +83,11 @@ TOFUTEX_HIDDEN void tfx_prof_unlock_rec(const void *lock,
  * only a process that ends through exit() may ask for.
  */
 TOFUTEX_HIDDEN void tfx_prof_print(bool names);
+/*
+ * start.c: loaded with the program (LD_PRELOAD), not by dlopen() (as
+ * tofutex-run's check loads it, whose process says nothing of settings).
+ */
+TOFUTEX_HIDDEN bool tfx_preloaded(void);
 
 /*
  * A wait on @lock begins now, if @waits: its start (tfx_prof_waited()'s

@@ -32,7 +32,7 @@
  * it. (Whose pthread_mutex_lock() the program calls does not tell: a
  * sanitizer's runtime or the user's interposer may come before ours.)
  */
-static bool tfx_preloaded(void)
+bool tfx_preloaded(void)
 {
 	struct link_map *l = NULL;
 	Dl_info info;

@@ -552,6 +552,27 @@ START_TEST(test_profile_table_hot_lock_first)
 END_TEST
 
 /*
+ * TOFUTEX_PROFILE_TOP that is not a number ("1x"): not read as far as it
+ * goes (1), the default kept: every lock of the work is listed.
+ */
+START_TEST(test_profile_top_not_a_number)
+{
+	char path[PATH_MAX], opt[PATH_MAX + 16], out[256];
+	static char table[65536];
+
+	tmp_path(path, sizeof(path), ".txt");
+	snprintf(opt, sizeof(opt), "--profile=%s", path);
+	setenv("TOFUTEX_PROFILE_TOP", "1x", 1);
+	run_work(WORK_ARG, opt, NULL, NULL, out, sizeof(out));
+	unsetenv("TOFUTEX_PROFILE_TOP");
+	read_file(path, table, sizeof(table));
+	unlink(path);
+	ck_assert_msg(strstr(table, "\n  1 ") && strstr(table, "\n  2 "),
+		      "TOFUTEX_PROFILE_TOP=1x listed one lock: %s", table);
+}
+END_TEST
+
+/*
  * A program that closes its descriptors and opens a file of its own
  * under the report's number: the file gets only its data, the report
  * and the statistics still go to theirs.
@@ -694,6 +715,7 @@ static Suite *pthread_profile_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_profile_json_hot_lock_first_exact_counts);
 	tcase_add_test(tc, test_profile_table_hot_lock_first);
+	tcase_add_test(tc, test_profile_top_not_a_number);
 	tcase_add_test(tc, test_profile_after__exit);
 	tcase_add_test(tc, test_profile_fork_child_after__exit);
 	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
