@@ -79,6 +79,23 @@ static bool tofutex_fd_is_device(int fd)
 }
 
 /*
+ * @fd (or an error) moved above standard error: a program started with
+ * descriptor 0, 1 or 2 closed finds it closed, as without the library
+ * (its first open() gets it; a daemon fills it with /dev/null).
+ */
+static int tofutex_fd_high(int fd)
+{
+	int high;
+
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	high = (int)tofutex__sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC,
+				 STDERR_FILENO + 1, 0, 0, 0);
+	tofutex__sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	return high;
+}
+
+/*
  * Opened with the system calls themselves (sys.h), which are no
  * cancellation points: the first use of the device comes inside calls that
  * must not be one (the first contended pthread_mutex_lock() of a process
@@ -114,6 +131,7 @@ static int tofutex_fd_open(int *from, pid_t pid)
 		fd = (int)tofutex__sys(SYS_openat, AT_FDCWD,
 				       (long)TOFUTEX_DEVICE_PATH,
 				       O_RDWR | O_CLOEXEC, 0, 0, 0);
+	fd = tofutex_fd_high(fd);
 	if (fd < 0)
 		return fd;
 	if (!__atomic_load_n(&tofutex_fd_rdev, __ATOMIC_RELAXED)) {

@@ -317,8 +317,13 @@ static const char *find_library(char *buf, size_t len)
 	ssize_t n;
 	size_t i;
 
+	/*
+	 * A relative path made absolute, as the command's processes may run
+	 * in other directories; a bare name is the loader's to search for.
+	 */
 	if (env && *env)
-		return env;
+		return env[0] != '/' && strchr(env, '/') &&
+		       len >= PATH_MAX && realpath(env, buf) ? buf : env;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';

@@ -6,8 +6,11 @@
  * with LD_PRELOAD alone (never a pthread function failing with an error
  * glibc's cannot return); where the module is there, the program runs. A
  * TOFUTEX_* value that is not valid is reported once, by the program
- * (not again by tofutex-run), which then runs. Each case starts this
- * program again as a child (--ran: print "ran" and exit).
+ * (not again by tofutex-run), which then runs. A program started with
+ * descriptor 0 closed finds it closed, in its fork child too, whatever
+ * the library opened (the module's descriptor). Each case starts this
+ * program again as a child (--ran: print "ran" and exit; --fds: check
+ * descriptor 0).
  */
 #include <libgen.h>
 #include <sys/wait.h>
@@ -15,6 +18,7 @@
 #include "../common.h"
 
 #define RAN_ARG "--ran"
+#define FDS_ARG "--fds"
 
 /* The preload library (from LD_PRELOAD) and tofutex-run next to it. */
 static void preload_paths(char *lib, size_t liblen, char *run, size_t runlen)
@@ -151,6 +155,90 @@ START_TEST(test_not_valid_reported_once_program_runs)
 }
 END_TEST
 
+/*
+ * --fds: descriptor 0, closed at start, is still closed after contended
+ * locks and in a fork child, and is the number the first open() gets.
+ * Exit status 0, or the step that found it taken.
+ */
+static void *fds_holder(void *arg)
+{
+	pthread_mutex_t *m = arg;
+
+	pthread_mutex_lock(m);
+	usleep(20000);
+	pthread_mutex_unlock(m);
+	return NULL;
+}
+
+static int fds_check(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int status, fd;
+	pthread_t t;
+	pid_t pid;
+
+	if (fcntl(0, F_GETFD) != -1)
+		return 2;
+	if (pthread_create(&t, NULL, fds_holder, &m))
+		return 3;
+	usleep(5000);
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	if (fcntl(0, F_GETFD) != -1)
+		return 4;
+	pid = fork();
+	if (pid == 0) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		_exit(fcntl(0, F_GETFD) != -1 ? 5 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 6;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 7;
+	fd = open("/dev/null", O_RDONLY);
+	return fd == 0 ? 0 : 8;
+}
+
+/*
+ * A program started with descriptor 0 closed, on the backend a process
+ * chooses (the module where it is loaded, whose descriptor the library
+ * opens at start and makes again in a fork child): 0 stays closed, as
+ * under glibc. _i: 0 under tofutex-run, 1 with LD_PRELOAD alone.
+ */
+START_TEST(test_closed_standard_descriptor_stays_closed)
+{
+	char lib[PATH_MAX], run[PATH_MAX + 32], self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	preload_paths(lib, sizeof(lib), run, sizeof(run));
+	ck_assert(n > 0);
+	self[n] = '\0';
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		close(0);
+		unsetenv("TOFUTEX_BACKEND");
+		if (!_i) {
+			unsetenv("LD_PRELOAD");
+			execl(run, run, self, FDS_ARG, (char *)NULL);
+		} else {
+			setenv("LD_PRELOAD", lib, 1);
+			execl(self, self, FDS_ARG, (char *)NULL);
+		}
+		_exit(126);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "status %#x (step %d: descriptor 0 was taken%s)", status,
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		      module_usable() ? ", the module is loaded" : "");
+}
+END_TEST
+
 static Suite *pthread_start_suite(void)
 {
 	Suite *s = suite_create("libtofutex-pthread start-up");
@@ -160,6 +248,7 @@ static Suite *pthread_start_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_forced_backend_missing_stops_program, 0, 2);
 	tcase_add_loop_test(tc, test_not_valid_reported_once_program_runs, 0, 2);
+	tcase_add_loop_test(tc, test_closed_standard_descriptor_stays_closed, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -169,6 +258,8 @@ int main(int argc, char **argv)
 	SRunner *sr;
 	int failed;
 
+	if (argc > 1 && !strcmp(argv[1], FDS_ARG))
+		return fds_check();
 	if (argc > 1 && !strcmp(argv[1], RAN_ARG)) {
 		printf("ran\n");
 		return 0;

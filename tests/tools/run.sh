@@ -50,6 +50,9 @@
 #   loader-explicit  the dynamic linker run as the command (ld.so
 #                 [--argv0 NAME] lockprog): the same output and status,
 #                 the preload's locks ran, no word of a static program
+#   library-relative  TOFUTEX_RUN_LIBRARY as a relative path, the
+#                 program started from another directory by a shell: the
+#                 preload's locks ran there, no word from the loader
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -306,6 +309,17 @@ for how in plain argv0; do
 	check "$c" "tofutex-run said something of the program: $(grep -m1 tofutex-run: "$dir/$c.run.err")" \
 		bash -c '! grep -q "statically linked\|ignores LD_PRELOAD" "$1"' _ "$dir/$c.run.err"
 done
+
+# ---- TOFUTEX_RUN_LIBRARY relative to where tofutex-run starts ----
+c=library-relative
+rel=$(realpath --relative-to="$dir" "$preload")
+ran "$c.stock" "$dir/lockprog"
+r1=$rc
+(cd "$dir" && ran "$c" env TOFUTEX_RUN_LIBRARY="$rel" TOFUTEX_RUN_STATS=1 \
+	"$run" sh -c "cd / && exec '$dir/lockprog'"; echo "$rc" >"$dir/$c.rc")
+same "$c" "$c.stock" "$c" "$r1" "$(cat "$dir/$c.rc")"
+check "$c" "the preload's locks did not run: $(grep -m1 ld.so "$dir/$c.err")" \
+	grep -q "backend=futex" "$dir/$c.err"
 
 # ---- secure execution ----
 c=setuid
