@@ -129,13 +129,18 @@ struct tfx_real {
 
 /*
  * glibc's compat name __pthread_NAME of our pthread_NAME, which binaries
- * built against glibc before 2.34 may call directly: the version script
- * exports it at GLIBC_2.2.5, the only version glibc has it at, so that
- * glibc's own code never runs behind such a call on our objects.
+ * built against glibc before 2.34 may call directly: exported at the one
+ * version glibc has it at, and as glibc has it, not as a default version
+ * (TFX_COMPAT_VERSIONS_NAME, from versions.sh): such a call reaches ours,
+ * so that glibc's own code never runs behind it on our objects, while
+ * dlsym() of the name finds nothing, as with glibc.
  */
 #define TFX_COMPAT(name) \
-	extern __typeof(pthread_##name) __pthread_##name \
-		__attribute__((copy(pthread_##name), alias("pthread_" #name)))
+	extern __typeof(pthread_##name) tfx_compat_##name \
+		__attribute__((copy(pthread_##name), alias("pthread_" #name))); \
+	TFX_COMPAT_VERSIONS_##name
+#define TFX_COMPAT_VERSION(name, ver) \
+	__asm__(".symver tfx_compat_" #name ", __pthread_" #name "@" ver)
 
 /*
  * Our own entry of pthread_NAME as tfx_self_NAME, whatever the name

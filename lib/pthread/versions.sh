@@ -16,8 +16,10 @@
 # before 2.3.2). So dlvsym() finds ours at each of glibc's versions, as
 # the dynamic linker finds them for a program's references: a versioned
 # lookup refuses unversioned definitions. A name LIBC has only as a compat
-# symbol (__pthread_mutex_lock@GLIBC_2.2.5) is defined there as default.
-# Names LIBC does not have stay unversioned.
+# symbol (__pthread_mutex_lock@GLIBC_2.2.5) is defined at that version as
+# a compat symbol too (TFX_COMPAT_VERSIONS_name): what dlsym() cannot
+# find in glibc it does not find here either. Other names LIBC does not
+# have stay unversioned.
 #
 # Writes MAP, the version script (the default versions; libtofutex's own
 # functions inside stay local), and HEADER, one macro TFX_VERSIONS_name a
@@ -65,7 +67,9 @@ awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
 				continue
 			m = split(substr(vers[f], 2), v, " ")
 			d = dflt_of(f)
-			node[d] = node[d] "\t\t" f ";\n"
+			# A compat name stays at its hidden version (preload.h).
+			if (f !~ /^__pthread_/)
+				node[d] = node[d] "\t\t" f ";\n"
 			for (j = 1; j <= m; j++)
 				if (v[j] != d && addr[f " " v[j]] == addr[f " " d])
 					alias[f] = alias[f] " " v[j]
@@ -95,6 +99,13 @@ awk -v libc="$libc" -v mapfile="$map" -v hdrfile="$header" -v names="$names" '
 			f = list[i]
 			printf "#define TFX_LIBC_VERSION_%s %s\n", f,
 			       (f in vers) ? "\"" dflt_of(f) "\"" : "NULL" >hdrfile
+			if (f ~ /^__pthread_/) {
+				s = substr(f, 11)
+				print "#define TFX_COMPAT_VERSIONS_" s " " \
+				      ((f in vers) ? "TFX_COMPAT_VERSION(" s ", \"" dflt_of(f) "\")" : \
+				       "TFX_NO_VERSIONS") >hdrfile
+				continue
+			}
 			if (f ~ /^pthread_/) {
 				s = substr(f, 9)
 				line = "#define TFX_VERSIONS_" s

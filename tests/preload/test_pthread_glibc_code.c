@@ -135,6 +135,23 @@ static struct way way_get(int w)
 	return f;
 }
 
+/*
+ * @name, which glibc has only as a compat symbol, is not found by dlsym()
+ * (an unversioned lookup takes no compat version), in the global scope
+ * or on the program's handle, as with glibc alone.
+ */
+static void compat_not_found_unversioned(const char *name)
+{
+	void *self = dlopen(NULL, RTLD_NOW);
+
+	ck_assert_msg(!dlsym(RTLD_DEFAULT, name),
+		      "dlsym(RTLD_DEFAULT) finds %s, a compat symbol", name);
+	ck_assert(self);
+	ck_assert_msg(!dlsym(self, name),
+		      "dlsym(dlopen(NULL)) finds %s, a compat symbol", name);
+	dlclose(self);
+}
+
 START_TEST(test_compat_symbols_are_the_preloads)
 {
 	static const char *const names[] = {
@@ -149,6 +166,7 @@ START_TEST(test_compat_symbols_are_the_preloads)
 		fn = dlvsym(RTLD_DEFAULT, names[i], V_BASE);
 		ck_assert_msg(fn && is_preloads(fn),
 			      "%s@" V_BASE " is not the preload's", names[i]);
+		compat_not_found_unversioned(names[i]);
 	}
 }
 END_TEST
@@ -363,9 +381,11 @@ START_TEST(test_compat_rwlock_symbols_are_the_preloads)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		ck_assert_msg(is_preloads(rwlock_compat(names[i])),
 			      "%s@" V_BASE " is not the preload's", names[i]);
+		compat_not_found_unversioned(names[i]);
+	}
 }
 END_TEST
 
