@@ -54,8 +54,13 @@ set -euo pipefail
 # ...) come with build-essential. locales: the UTF-8 charmap localedef
 # builds tests/preload/comma.locale with. faketime: tests/tools/run.sh
 # runs it under tofutex-run (a wrapper that appends its own library to
-# LD_PRELOAD).
+# LD_PRELOAD). libc6-i386 (on x86-64): the 32-bit program
+# tests/tools/run.sh runs under tofutex-run (built with binutils alone,
+# no multilib compiler).
 build=(build-essential check systemtap-sdt-dev valgrind locales faketime)
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+	build+=(libc6-i386)
+fi
 headers=(linux-headers-amd64 linux-headers-6.12-amd64)
 # The kernels the harness boots (6.1: linux-*-amd64, 6.12: linux-*-6.12-*),
 # QEMU and what the initramfs is made of (busybox-static, cpio, gzip; xz-utils

@@ -389,6 +389,57 @@ static int set_profile(const char *arg)
 	return 0;
 }
 
+/* Is @file an ELF file of another class than this program's (32-bit)? */
+static bool is_other_elf_class(const char *file)
+{
+	unsigned char ident[EI_NIDENT];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	bool other;
+
+	if (fd < 0)
+		return false;
+	other = pread(fd, ident, sizeof(ident), 0) == sizeof(ident) &&
+		!memcmp(ident, ELFMAG, SELFMAG) &&
+		ident[EI_CLASS] != ELFCLASS64;
+	close(fd);
+	return other;
+}
+
+/*
+ * What is said of the command at @cmd before it runs: statically linked,
+ * in secure execution, or of another ELF class; else the sanitizer
+ * runtime it needs first, in @san (@buf). False when it is to run
+ * without the preload: a 32-bit program, into which the dynamic linker
+ * cannot preload a 64-bit library (it would print an error of its own).
+ */
+static bool check_cmd(const char *cmd, const char **san, char *buf,
+		      size_t len)
+{
+	bool tofutex = false;
+	const char *why;
+
+	if (is_static_elf(cmd, &tofutex) && tofutex)
+		fprintf(stderr,
+			"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions, which stay glibc's; the tofutex locks it calls itself run on tofutex, as without %s\n",
+			prog, cmd, prog);
+	else if (is_static_elf(cmd, &tofutex))
+		fprintf(stderr,
+			"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions; it runs on glibc's locks\n",
+			prog, cmd);
+	else if (is_other_elf_class(cmd)) {
+		fprintf(stderr,
+			"%s: %s is a 32-bit program, which a 64-bit library cannot be preloaded into: running it without the preload, on glibc's locks\n",
+			prog, cmd);
+		return false;
+	} else if ((why = secure_exec_reason(cmd)))
+		fprintf(stderr,
+			"%s: %s %s: the dynamic linker ignores LD_PRELOAD for it; it runs on glibc's locks\n",
+			prog, cmd, why);
+	else
+		*san = sanitizer_runtime(cmd, buf, len);
+	return true;
+}
+
 /*
  * End tofutex-run itself once it has loaded the library (its check that
  * the library loads): without the exit handlers the library registered
@@ -404,7 +455,6 @@ int main(int argc, char **argv)
 {
 	char lib[PATH_MAX], cmd[PATH_MAX], sanbuf[64], *preload;
 	const char *old, *path, *why, *san = NULL, *runtime;
-	bool tofutex = false;
 	int first = 1;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -451,21 +501,12 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	if (find_cmd(argv[first], cmd, sizeof(cmd)) &&
-	    loader_program(argv + first, cmd, sizeof(cmd))) {
-		if (is_static_elf(cmd, &tofutex) && tofutex)
-			fprintf(stderr,
-				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions, which stay glibc's; the tofutex locks it calls itself run on tofutex, as without %s\n",
-				prog, cmd, prog);
-		else if (is_static_elf(cmd, &tofutex))
-			fprintf(stderr,
-				"%s: %s is statically linked: LD_PRELOAD cannot replace its pthread functions; it runs on glibc's locks\n",
-				prog, cmd);
-		else if ((why = secure_exec_reason(cmd)))
-			fprintf(stderr,
-				"%s: %s %s: the dynamic linker ignores LD_PRELOAD for it; it runs on glibc's locks\n",
-				prog, cmd, why);
-		else
-			san = sanitizer_runtime(cmd, sanbuf, sizeof(sanbuf));
+	    loader_program(argv + first, cmd, sizeof(cmd)) &&
+	    !check_cmd(cmd, &san, sanbuf, sizeof(sanbuf))) {
+		execvp(argv[first], argv + first);
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[first],
+			strerror(errno));
+		return quit(errno == ENOENT ? 127 : 126);
 	}
 
 	why = pthread_checker(argv + first);

@@ -53,6 +53,9 @@
 #   library-relative  TOFUTEX_RUN_LIBRARY as a relative path, the
 #                 program started from another directory by a shell: the
 #                 preload's locks ran there, no word from the loader
+#   elf32         a 32-bit program (hello32.s, x86-64 hosts): tofutex-run
+#                 says it runs it without the preload; the same output and
+#                 status, no error from the dynamic linker
 #   setuid        a set-user-ID copy of lockprog: tofutex-run says the
 #                 preload is dropped, the program runs as stock
 #
@@ -320,6 +323,27 @@ r1=$rc
 same "$c" "$c.stock" "$c" "$r1" "$(cat "$dir/$c.rc")"
 check "$c" "the preload's locks did not run: $(grep -m1 ld.so "$dir/$c.err")" \
 	grep -q "backend=futex" "$dir/$c.err"
+
+# ---- a program of another ELF class ----
+if [ -e /usr/lib32/libc.so.6 ] && [ "$(uname -m)" = x86_64 ]; then
+	c=elf32
+	checks=$((checks + 1))
+	if as --32 -o "$dir/hello32.o" "$src/hello32.s" &&
+		ld -m elf_i386 -dynamic-linker /lib/ld-linux.so.2 \
+			-o "$dir/hello32" "$dir/hello32.o" /usr/lib32/libc.so.6; then
+		checks=$((checks - 1))
+		ran "$c.stock" "$dir/hello32"
+		r1=$rc
+		ran "$c.run" "$run" "$dir/hello32"
+		same "$c" "$c.stock" "$c.run" "$r1" "$rc"
+		check "$c" "tofutex-run did not say it runs the 32-bit program without the preload" \
+			grep -q "is a 32-bit program" "$dir/$c.run.err"
+		check "$c" "the dynamic linker complained: $(grep -m1 ld.so "$dir/$c.run.err")" \
+			bash -c '! grep -q "ERROR: ld.so" "$1"' _ "$dir/$c.run.err"
+	else
+		fail "$c" "hello32.s does not build (binutils, libc6-i386)"
+	fi
+fi
 
 # ---- secure execution ----
 c=setuid
