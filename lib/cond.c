@@ -125,6 +125,7 @@ int tofutex_cond_destroy(tofutex_cond_t *c)
 struct tofutex_cond_waiter {
 	tofutex_cond_t *c;
 	const struct tofutex__cond_mutex *cm;
+	uint32_t seq;		/* @c's sequence when the wait began */
 	uint32_t bcasts;
 	bool moved;
 };
@@ -175,20 +176,24 @@ int tofutex__cond_destroy_wait(tofutex_cond_t *c)
 }
 
 /*
- * A waiter cancelled while a signal may have been on its way to it: the
+ * A waiter @w cancelled while a signal may have been on its way to it: the
  * signal's wake-up may have been the one that ended its sleep, and the
  * signal must not die with it while other threads wait (POSIX; glibc
- * passes it on too). While any signal is still counted, wake one more
- * sleeper, before leaving (so that @c cannot be destroyed meanwhile). At
- * worst that sleeper sees a spurious wake-up.
+ * passes it on too). Decided by its own wait, not by the signalled count,
+ * which another waiter leaving may take meanwhile: a signal or broadcast
+ * that came since the wait began advanced @seq, before its wake-up, which
+ * may have found this thread still queued (a cancelled sleeper leaves the
+ * queue only once it runs). Then wake one more sleeper, before leaving (so
+ * that @c cannot be destroyed meanwhile); at worst that one sees a
+ * spurious wake-up. An unchanged @seq: any signal still to come wakes a
+ * sleeper that is not this thread, which has left the queue by now.
  */
-static void tofutex_cond_pass_on(tofutex_cond_t *c)
+static void tofutex_cond_pass_on(const struct tofutex_cond_waiter *w)
 {
-	if (!tofutex_cond_signalled(__atomic_load_n(&c->waiters,
-						    __ATOMIC_SEQ_CST)))
+	if (__atomic_load_n(&w->c->seq, __ATOMIC_SEQ_CST) == w->seq)
 		return;
-	__atomic_fetch_add(&c->seq, 1, __ATOMIC_SEQ_CST);
-	tofutex_wake(&c->seq, 1, NULL);
+	__atomic_fetch_add(&w->c->seq, 1, __ATOMIC_SEQ_CST);
+	tofutex_wake(&w->c->seq, 1, NULL);
 }
 
 /*
@@ -221,7 +226,7 @@ static void tofutex_cond_cancelled(void *arg)
 {
 	struct tofutex_cond_waiter *w = arg;
 
-	tofutex_cond_pass_on(w->c);
+	tofutex_cond_pass_on(w);
 	tofutex_cond_leave_woken(w);
 	tofutex_cond_relock(w);
 }
@@ -288,6 +293,7 @@ int tofutex__cond_wait(tofutex_cond_t *c, const struct tofutex__cond_mutex *cm,
 	/* Another mutex has no word to move waiters onto: wake them all. */
 	__atomic_store_n(&c->mutex, cm->tfx, __ATOMIC_RELAXED);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	w.seq = seq;
 	w.bcasts = __atomic_load_n(&c->broadcasts, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->waiters, TOFUTEX_COND_WAITER, __ATOMIC_SEQ_CST);
 	err = tofutex_cond_unlock(cm);

@@ -568,6 +568,99 @@ START_TEST(test_cancel_waiter)
 }
 END_TEST
 
+/*
+ * Waiters take tokens, each posted with one pthread_cond_signal(), while
+ * some of them are cancelled around the signal (cancel one, post, cancel
+ * another): a signal whose wake-up a cancelled waiter took (it was still
+ * queued when the signal came) is passed on, so every token is taken
+ * while an uncancelled waiter waits, as with glibc.
+ */
+#define TOKEN_WAITERS	8
+#define TOKEN_CANCELLED	3
+
+struct tokens {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int tokens, taken, asleep;
+};
+
+static void token_cancelled(void *arg)
+{
+	pthread_mutex_unlock(&((struct tokens *)arg)->m);
+}
+
+static void *token_waiter(void *arg)
+{
+	struct tokens *k = arg;
+
+	pthread_mutex_lock(&k->m);
+	k->asleep++;
+	pthread_cleanup_push(token_cancelled, k);
+	while (!k->tokens)
+		pthread_cond_wait(&k->c, &k->m);
+	k->tokens--;
+	k->taken++;
+	pthread_cleanup_pop(0);
+	pthread_mutex_unlock(&k->m);
+	return NULL;
+}
+
+static void token_post(struct tokens *k)
+{
+	pthread_mutex_lock(&k->m);
+	k->tokens++;
+	pthread_mutex_unlock(&k->m);
+	pthread_cond_signal(&k->c);
+}
+
+/* One round: true when every token was taken within TEST_WAIT_NS. */
+static bool token_round(unsigned int round)
+{
+	struct tokens k = { .m = PTHREAD_MUTEX_INITIALIZER,
+			    .c = PTHREAD_COND_INITIALIZER };
+	pthread_t t[TOKEN_WAITERS];
+	bool all, started;
+	int i, posted = 0;
+
+	for (i = 0; i < TOKEN_WAITERS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, token_waiter, &k), 0);
+	WAIT_UNTIL(started, (pthread_mutex_lock(&k.m), i = k.asleep,
+			     pthread_mutex_unlock(&k.m), i == TOKEN_WAITERS),
+		   TEST_WAIT_NS);
+	ck_assert(started);
+	pthread_cancel(t[0]);
+	token_post(&k);
+	posted++;
+	pthread_cancel(t[1]);
+	pthread_cancel(t[2]);
+	/* The rest, with the round's own pauses between. */
+	while (posted < TOKEN_WAITERS - TOKEN_CANCELLED) {
+		if (round & (1u << (posted % 8)))
+			sleep_ns(20 * NSEC_PER_USEC);
+		token_post(&k);
+		posted++;
+	}
+	WAIT_UNTIL(all, (pthread_mutex_lock(&k.m), i = k.taken,
+			 pthread_mutex_unlock(&k.m),
+			 i == TOKEN_WAITERS - TOKEN_CANCELLED), TEST_WAIT_NS);
+	for (i = 0; i < TOKEN_WAITERS; i++)
+		pthread_cancel(t[i]);
+	for (i = 0; i < TOKEN_WAITERS; i++)
+		ck_assert(join_within(t[i], NULL, TEST_WAIT_NS));
+	return all;
+}
+
+START_TEST(test_cancel_around_signal_passes_it_on)
+{
+	unsigned long rounds = scaled(200, 40), r;
+
+	for (r = 0; r < rounds; r++)
+		ck_assert_msg(token_round((unsigned int)r),
+			      "round %lu: a signal died with the cancelled waiters: a token stays untaken while a waiter sleeps",
+			      r);
+}
+END_TEST
+
 /* ---- process-shared condition variables stay glibc's ---- */
 
 START_TEST(test_pshared_cond_is_glibc)
@@ -666,8 +759,10 @@ END_TEST
 /*
  * tofutex-run(1), BUGS: a wait that another copy of glibc (a namespace of
  * dlmopen(LM_ID_NEWLM)'s) begins on one of our condition variables is
- * not woken by our signal; it ends at its deadline. Its relock of our
- * mutex is glibc's code on it, which is safe.
+ * not woken by our signal or broadcast, nor is our wait by its signal;
+ * each ends at its deadline. The relocks of our mutex by glibc's code
+ * are safe. _i: 0 glibc's wait, our signal; 1 glibc's wait, our
+ * broadcast; 2 our wait, glibc's signal.
  */
 typedef int (*cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *,
 				 const struct timespec *);
@@ -700,18 +795,35 @@ START_TEST(test_cond_wait_of_another_glibc_ends_at_its_deadline)
 				      .c = PTHREAD_COND_INITIALIZER,
 				      .err = -1 };
 	void *h = dlmopen(LM_ID_NEWLM, "libc.so.6", RTLD_NOW);
+	int (*lock)(pthread_mutex_t *), (*unlock)(pthread_mutex_t *);
+	int (*wake)(pthread_cond_t *);
 	pthread_t t;
 
 	ck_assert_msg(h, "dlmopen: %s", dlerror());
-	w.lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
-	w.unlock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_unlock");
-	w.timedwait = (cond_timedwait_fn)dlsym(h, "pthread_cond_timedwait");
-	ck_assert(w.lock && w.unlock && w.timedwait);
+	lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
+	unlock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_unlock");
+	ck_assert(lock && unlock);
+	if (_i < 2) {
+		/* Their thread waits; this one wakes with ours. */
+		w.lock = lock;
+		w.unlock = unlock;
+		w.timedwait = (cond_timedwait_fn)dlsym(h, "pthread_cond_timedwait");
+		ck_assert(w.timedwait);
+		lock = pthread_mutex_lock;
+		unlock = pthread_mutex_unlock;
+		wake = _i ? pthread_cond_broadcast : pthread_cond_signal;
+	} else {
+		w.lock = pthread_mutex_lock;
+		w.unlock = pthread_mutex_unlock;
+		w.timedwait = pthread_cond_timedwait;
+		wake = (int (*)(pthread_cond_t *))dlsym(h, "pthread_cond_signal");
+		ck_assert(wake);
+	}
 	ck_assert_int_eq(pthread_create(&t, NULL, other_glibc_waiter, &w), 0);
 	ck_assert(thread_asleep_within(&w.tid));
-	ck_assert_int_eq(pthread_mutex_lock(&w.m), 0);
-	ck_assert_int_eq(pthread_cond_signal(&w.c), 0);
-	ck_assert_int_eq(pthread_mutex_unlock(&w.m), 0);
+	ck_assert_int_eq(lock(&w.m), 0);
+	ck_assert_int_eq(wake(&w.c), 0);
+	ck_assert_int_eq(unlock(&w.m), 0);
 	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
 	ck_assert_int_eq(w.err, ETIMEDOUT);
 }
@@ -752,12 +864,14 @@ static Suite *pthread_cond_suite(void)
 	tc = tcase_create("cancel");
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_cancel_waiter, 0, M_COUNT);
+	tcase_add_test(tc, test_cancel_around_signal_passes_it_on);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("glibc");
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_pshared_cond_is_glibc);
-	tcase_add_test(tc, test_cond_wait_of_another_glibc_ends_at_its_deadline);
+	tcase_add_loop_test(tc, test_cond_wait_of_another_glibc_ends_at_its_deadline,
+			    0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
