@@ -67,6 +67,25 @@ void *tfx_plugin_rwlock_fn(void)
 	return (void *)pthread_rwlock_wrlock;
 }
 
+/*
+ * The address of pthread_rwlock_wrlock this object had while its
+ * constructor ran: inside glibc's dlopen(), before the preload's made the
+ * object's references its own.
+ */
+void *tfx_plugin_ctor_rwlock_fn(void);
+
+static void *tfx_plugin_ctor_fn;
+
+__attribute__((constructor)) static void tfx_plugin_ctor(void)
+{
+	tfx_plugin_ctor_fn = (void *)pthread_rwlock_wrlock;
+}
+
+void *tfx_plugin_ctor_rwlock_fn(void)
+{
+	return tfx_plugin_ctor_fn;
+}
+
 /* Not tail calls: glibc takes the calling object from the return address. */
 void *tfx_plugin_dlopen(const char *path, int mode)
 {

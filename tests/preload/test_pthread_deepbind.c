@@ -65,6 +65,32 @@ START_TEST(test_deepbind_binds_to_the_preload)
 }
 END_TEST
 
+/*
+ * tofutex-run(1), BUGS: what stays glibc's in a plugin loaded with
+ * RTLD_DEEPBIND: a function pointer its constructor took (inside glibc's
+ * dlopen(), before the preload's made its references ours), and its
+ * dlsym(RTLD_NEXT) lookups; its own references are ours by then.
+ */
+START_TEST(test_deepbind_what_stays_glibcs)
+{
+	void *h = plugin_open(PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	void *(*ctor_fn)(void) =
+		(void *(*)(void))deepbind_fn(h, "tfx_plugin_ctor_rwlock_fn");
+	void *(*fn)(void) = (void *(*)(void))deepbind_fn(h, "tfx_plugin_rwlock_fn");
+	void *(*plugin_dlsym)(void *, const char *) =
+		(void *(*)(void *, const char *))deepbind_fn(h, "tfx_plugin_dlsym");
+	void *next = plugin_dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
+
+	ck_assert(is_preloads(fn()));
+	ck_assert_msg(ctor_fn() && !is_preloads(ctor_fn()),
+		      "the pointer the plugin's constructor took is the preload's");
+	ck_assert_msg(next && !is_preloads(next),
+		      "the plugin's dlsym(RTLD_NEXT) answers the preload's");
+	ck_assert(next == ctor_fn());
+	dlclose(h);
+}
+END_TEST
+
 #ifdef __x86_64__
 /*
  * The plugin's reference to glibc's condition variables before 2.3.2
@@ -599,6 +625,7 @@ static Suite *deepbind_suite(void)
 	tc = tcase_create("deepbind");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_deepbind_binds_to_the_preload, 0, 2);
+	tcase_add_test(tc, test_deepbind_what_stays_glibcs);
 #ifdef __x86_64__
 	tcase_add_loop_test(tc, test_deepbind_old_cond_version_stays_glibcs, 0, 2);
 #endif

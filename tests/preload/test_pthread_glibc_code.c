@@ -801,6 +801,78 @@ START_TEST(test_pshared_cond_with_our_mutex)
 }
 END_TEST
 
+/* Another thread's trylock of @arg, unlocked again at once if it took it. */
+static void *pshared_trylocker(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	int err = pthread_mutex_trylock(m);
+
+	if (!err)
+		pthread_mutex_unlock(m);
+	return (void *)(intptr_t)err;
+}
+
+struct pshared_probe {
+	pthread_mutex_t *m;
+	uint32_t waiter;
+	_Atomic int err;
+};
+
+/* While the main thread waits: try the mutex, once it is asleep. */
+static void *pshared_prober(void *arg)
+{
+	struct pshared_probe *p = arg;
+	void *ret;
+	pthread_t t;
+
+	if (!thread_asleep_within(&p->waiter) ||
+	    pthread_create(&t, NULL, pshared_trylocker, p->m)) {
+		p->err = -1;
+		return NULL;
+	}
+	pthread_join(t, &ret);
+	p->err = (int)(intptr_t)ret;
+	return NULL;
+}
+
+/*
+ * tofutex-run(1), BUGS: glibc's wait on a process-shared condition
+ * variable releases a RECURSIVE mutex held at two levels entirely (as the
+ * replaced wait does): another thread's trylock during the wait takes it,
+ * where glibc's own mutex stays held (EBUSY). The levels are the waiter's
+ * again when the wait ends.
+ */
+START_TEST(test_pshared_cond_releases_recursive_entirely)
+{
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	pthread_condattr_t a;
+	struct pshared_probe p = { .m = &m, .waiter = test_gettid(),
+				   .err = -2 };
+	struct timespec ts;
+	pthread_t t;
+
+	mutex_make(&m, T_RECURSIVE);
+	pthread_condattr_init(&a);
+	pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	ck_assert_int_eq(pthread_cond_init(&c, &a), 0);
+	pthread_condattr_destroy(&a);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, pshared_prober, &p), 0);
+	ts = realtime_in(500 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &ts), ETIMEDOUT);
+	ck_assert(join_within(t, NULL, TEST_WAIT_NS));
+	ck_assert_msg(p.err == 0,
+		      "a trylock during the wait returned %d, not 0", p.err);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(pthread_mutex_unlock(&m), EPERM);
+	ck_assert_int_eq(pthread_cond_destroy(&c), 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
 static Suite *glibc_code_suite(void)
 {
 	Suite *s = suite_create("glibc's code on libtofutex-pthread's mutexes");
@@ -847,6 +919,7 @@ static Suite *glibc_code_suite(void)
 	tc = tcase_create("pshared");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_loop_test(tc, test_pshared_cond_with_our_mutex, 0, T_COUNT);
+	tcase_add_test(tc, test_pshared_cond_releases_recursive_entirely);
 	suite_add_tcase(s, tc);
 	return s;
 }

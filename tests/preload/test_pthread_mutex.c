@@ -112,6 +112,29 @@ START_TEST(test_preload_in_effect)
 }
 END_TEST
 
+/*
+ * glibc's __owner field of a held mutex (_i: the type): 0 for NORMAL,
+ * DEFAULT and ADAPTIVE_NP ones, whose holder is in the word alone; the
+ * holder's TID for ERRORCHECK and RECURSIVE ones, as glibc sets it (BUGS).
+ */
+START_TEST(test_owner_field_by_type)
+{
+	pthread_mutex_t m;
+
+	mutex_make(&m, _i);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	ck_assert_uint_eq((uint32_t)m.__data.__lock & 0x3fffffff,
+			  test_gettid());
+	if (deadlocks(_i))
+		ck_assert_int_eq(m.__data.__owner, 0);
+	else
+		ck_assert_int_eq(m.__data.__owner, (int)test_gettid());
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert_int_eq(m.__data.__owner, 0);
+	ck_assert_int_eq(pthread_mutex_destroy(&m), 0);
+}
+END_TEST
+
 /* ---- errors, by type (_i: the type) ---- */
 
 START_TEST(test_relock_by_owner)
@@ -808,6 +831,7 @@ static Suite *pthread_mutex_suite(void)
 
 	tc = tcase_create("preload");
 	tcase_add_test(tc, test_preload_in_effect);
+	tcase_add_loop_test(tc, test_owner_field_by_type, 0, T_COUNT);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -41,6 +41,8 @@
 
 #define WORK_ARG	"--work"
 #define WORK_DAEMON_ARG	"--work-daemon"
+#define WORK_DAEMON3_ARG	"--work-daemon3"
+#define WORK_FDS_ARG	"--work-fds"
 #define WORK_LOCALE_ARG	"--work-locale"
 #define WORK_OWN_ERR_ARG	"--work-own-stderr"
 #define WORK_EARLY_ARG	"--work-early"
@@ -121,6 +123,21 @@ static int early_then_own(void)
 	return bad;
 }
 
+/* The number of this process's open descriptors. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* not opendir()'s own */
+}
+
 static int work_then(const char *how)
 {
 	char dir[PATH_MAX], self[PATH_MAX], buf[32];
@@ -155,6 +172,12 @@ static int work_then(const char *how)
 		return 3;
 	if (!strcmp(how, WORK_OWN_ERR_ARG))
 		return write(STDERR_FILENO, "DATA\n", 5) == 5 ? 0 : 3;
+	/* How many descriptors it has once it has locked. */
+	if (!strcmp(how, WORK_FDS_ARG))
+		return printf("fds=%d\n", count_fds()) < 0;
+	/* daemon(3): its parent ends inside glibc, with _exit(). */
+	if (!strcmp(how, WORK_DAEMON3_ARG))
+		return daemon(1, 1) || contend_once() ? 3 : 0;
 	if (!strcmp(how, WORK_DAEMON_ARG)) {
 		pid = fork();
 		if (pid == 0)
@@ -314,6 +337,76 @@ START_TEST(test_report_stderr_pipe_not_held_by_a_daemon)
 	ck_assert_msg(strstr(buf, "tofutex-run: profile of "),
 		      "no profile on the pipe: %s", buf);
 	ck_assert_msg(strstr(buf, " backend="), "no statistics: %s", buf);
+}
+END_TEST
+
+/*
+ * tofutex-run(1), BUGS: the parent side of daemon(3), which locked, ends
+ * inside glibc (its _exit()) and writes no statistics; the daemon, which
+ * locks too and ends through exit(), writes its own line.
+ */
+START_TEST(test_report_daemon3_parent_writes_none)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], want[32];
+	static char buf[8192];
+	int devnull, status;
+	bool said;
+	pid_t pid;
+
+	scratch(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/s.txt", dir);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ck_assert(devnull >= 0);
+	pid = start_work(WORK_DAEMON3_ARG, NULL, NULL, path, devnull, devnull);
+	status = wait_work(pid);
+	close(devnull);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "work status %#x", status);
+	WAIT_UNTIL(said, (slurp(path, buf, sizeof(buf)),
+			  strchr(buf, '\n') != NULL), TEST_WAIT_NS);
+	ck_assert_msg(said, "the daemon wrote no statistics");
+	snprintf(want, sizeof(want), "[%d] ", (int)pid);
+	ck_assert_msg(!strstr(buf, want),
+		      "the parent of daemon(3) wrote statistics: %s", buf);
+	ck_assert_msg(strchr(buf, '\n') == buf + strlen(buf) - 1,
+		      "not the daemon's line alone: %s", buf);
+	scratch_done(dir);
+}
+END_TEST
+
+/*
+ * tofutex-run(1), BUGS: with TOFUTEX_RUN_STATS=1 and a standard error
+ * that is a file, the process keeps one descriptor more (its copy of
+ * standard error) than without.
+ */
+START_TEST(test_report_stderr_file_keeps_one_descriptor)
+{
+	char dir[PATH_MAX], err[PATH_MAX + 16], out[PATH_MAX + 16];
+	char buf[256];
+	int fds[2], fd, ofd, status, i;
+
+	scratch(dir, sizeof(dir));
+	snprintf(err, sizeof(err), "%s/err", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	for (i = 0; i < 2; i++) {
+		fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ck_assert(fd >= 0 && ofd >= 0);
+		status = wait_work(start_work(WORK_FDS_ARG, NULL, NULL,
+					      i ? "1" : NULL, ofd, fd));
+		close(fd);
+		close(ofd);
+		ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+			      "work status %#x", status);
+		slurp(out, buf, sizeof(buf));
+		ck_assert(sscanf(buf, "fds=%d", &fds[i]) == 1);
+	}
+	slurp(err, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, " backend="), "no statistics: %s", buf);
+	scratch_done(dir);
+	ck_assert_msg(fds[1] == fds[0] + 1,
+		      "%d descriptors with the statistics to standard error, %d without",
+		      fds[1], fds[0]);
 }
 END_TEST
 
@@ -573,6 +666,8 @@ static Suite *pthread_report_suite(void)
 	tc = tcase_create("report");
 	tcase_set_timeout(tc, TEST_TIMEOUT_LONG);
 	tcase_add_test(tc, test_report_stderr_pipe_not_held_by_a_daemon);
+	tcase_add_test(tc, test_report_daemon3_parent_writes_none);
+	tcase_add_test(tc, test_report_stderr_file_keeps_one_descriptor);
 	tcase_add_test(tc, test_report_files_with_stdout_closed);
 	tcase_add_test(tc, test_report_file_symlink_not_followed);
 	tcase_add_test(tc, test_report_file_that_takes_nothing);

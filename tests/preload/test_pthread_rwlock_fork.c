@@ -253,6 +253,17 @@ static int child_of_reserved(pthread_rwlock_t *rw)
 		bad |= r == ETIMEDOUT ? 8 : 16;
 	else if (pthread_rwlock_unlock(rw))
 		bad |= 32;
+	/*
+	 * The blocking forms as the timed ones: the write lock takes it, and
+	 * on the module the read lock too (SIGALRM ends a child that hangs).
+	 */
+	alarm(10);
+	if (pthread_rwlock_wrlock(rw) || pthread_rwlock_unlock(rw))
+		bad |= 128;
+	if (tofutex_backend() == TOFUTEX_BACKEND_MODULE &&
+	    (pthread_rwlock_rdlock(rw) || pthread_rwlock_unlock(rw)))
+		bad |= 128;
+	alarm(0);
 	return bad;
 }
 
@@ -284,7 +295,7 @@ START_TEST(test_fork_child_of_reserved_lock)
 	ck_assert_int_eq(w.ret, 0);
 	ck_assert_int_eq(pthread_rwlock_destroy(&rw), 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child: status %#x (exit bits: 1 tryrd, 2 trywr not EBUSY; 4 its unlock failed; 8 timedwr timed out, 16 failed otherwise; 32 its unlock failed; 64 timedrd not as the backend's)",
+		      "child: status %#x (exit bits: 1 tryrd, 2 trywr not EBUSY; 4 its unlock failed; 8 timedwr timed out, 16 failed otherwise; 32 its unlock failed; 64 timedrd not as the backend's; 128 a blocking wrlock, or rdlock on the module, failed; killed by SIGALRM: one hung)",
 		      status);
 }
 END_TEST

@@ -414,6 +414,75 @@ START_TEST(test_clock_syscall_forbidden)
 }
 END_TEST
 
+/*
+ * tofutex-run(1), BUGS: a thread calls gettid() at its first lock (none
+ * at the next ones), and so does the child of fork() at its first lock,
+ * and on the module in its fork handler too, where glibc's read the
+ * thread ID from memory. Counted on a new thread whose filter traps
+ * gettid() alone (the answer, ENOSYS, is not used: only the count is).
+ * Exit status: the counts, first lock + 4 * later locks + 16 * the fork
+ * child's up to its first lock, or 255 when the filter could not be
+ * installed.
+ */
+static void *gettid_counter(void *arg)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int first, later, child = 0, status;
+	pid_t pid;
+
+	(void)arg;
+	if (!syscalls_trap_one(SYS_gettid))
+		return (void *)(intptr_t)255;
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	first = syscalls_seen;
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	later = syscalls_seen - first;
+	pid = fork();
+	if (pid == 0) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		_exit(syscalls_seen - first - later);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		child = WEXITSTATUS(status);
+	return (void *)(intptr_t)(first + 4 * later + 16 * child);
+}
+
+static int gettid_counts(void)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, gettid_counter, NULL) ||
+	    pthread_join(t, &ret))
+		return 254;
+	return (int)(intptr_t)ret;
+}
+
+START_TEST(test_gettid_at_first_lock_and_fork)
+{
+	char what[128];
+	pid_t pid;
+	int st;
+
+	if (!syscalls_can_trap()) {
+		printf("test_gettid_at_first_lock_and_fork: needs seccomp filters\n");
+		return;
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(gettid_counts());
+	st = child_status(pid, what, sizeof(what));
+	ck_assert_msg(st == 1 + 16 * (tofutex_backend() ==
+				      TOFUTEX_BACKEND_MODULE ? 2 : 1),
+		      "gettid() calls: %d at the first lock, %d at the next, %d in the fork child (%s)",
+		      st & 3, (st >> 2) & 3, st >> 4, what);
+}
+END_TEST
+
 static Suite *pthread_seccomp_suite(void)
 {
 	Suite *s = suite_create("pthread_seccomp");
@@ -421,6 +490,7 @@ static Suite *pthread_seccomp_suite(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_program_started_then_confined);
+	tcase_add_test(tc, test_gettid_at_first_lock_and_fork);
 	tcase_add_loop_test(tc, test_confined_with_a_report_file, 0, 4);
 	tcase_add_test(tc, test_getpid_forbidden);
 	tcase_add_test(tc, test_fork_child_confined);

@@ -10,7 +10,8 @@
  * descriptor 0 closed finds it closed, in its fork child too, whatever
  * the library opened (the module's descriptor). Each case starts this
  * program again as a child (--ran: print "ran" and exit; --fds: check
- * descriptor 0).
+ * descriptor 0; --no-device: check that no descriptor is the device). With
+ * TOFUTEX_BACKEND=futex the device is never opened.
  */
 #include <libgen.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #define RAN_ARG "--ran"
 #define FDS_ARG "--fds"
+#define NO_DEVICE_ARG "--no-device"
 
 /* The preload library (from LD_PRELOAD) and tofutex-run next to it. */
 static void preload_paths(char *lib, size_t liblen, char *run, size_t runlen)
@@ -201,6 +203,49 @@ static int fds_check(void)
 	return fd == 0 ? 0 : 8;
 }
 
+/* Is any descriptor of this process the device? */
+static bool device_open(void)
+{
+	char path[64], target[PATH_MAX];
+	bool found = false;
+	int fd;
+	ssize_t n;
+
+	for (fd = 0; fd < 1024 && !found; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		found = !strcmp(target, "/dev/" TOFUTEX_DEVICE_NAME);
+	}
+	return found;
+}
+
+/* --no-device: contended locks, a fork child; never the device. */
+static int no_device_check(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int status;
+	pthread_t t;
+	pid_t pid;
+
+	if (pthread_create(&t, NULL, fds_holder, &m))
+		return 3;
+	usleep(5000);
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	pthread_join(t, NULL);
+	if (device_open())
+		return 2;
+	pid = fork();
+	if (pid == 0)
+		_exit(device_open() ? 4 : 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 5;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 6;
+}
+
 /*
  * A program started with descriptor 0 closed, on the backend a process
  * chooses (the module where it is loaded, whose descriptor the library
@@ -239,6 +284,36 @@ START_TEST(test_closed_standard_descriptor_stays_closed)
 }
 END_TEST
 
+/*
+ * TOFUTEX_BACKEND=futex: the process never opens the device, not at start,
+ * not at a contended lock, not in a fork child (where the module is
+ * loaded; elsewhere there is none to open).
+ */
+START_TEST(test_futex_backend_opens_no_device)
+{
+	char lib[PATH_MAX], run[PATH_MAX + 32], self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	preload_paths(lib, sizeof(lib), run, sizeof(run));
+	ck_assert(n > 0);
+	self[n] = '\0';
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		setenv("TOFUTEX_BACKEND", "futex", 1);
+		unsetenv("LD_PRELOAD");
+		execl(run, run, self, NO_DEVICE_ARG, (char *)NULL);
+		_exit(126);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "status %#x (2: the device open after locks, 4: in the fork child)",
+		      status);
+}
+END_TEST
+
 static Suite *pthread_start_suite(void)
 {
 	Suite *s = suite_create("libtofutex-pthread start-up");
@@ -249,6 +324,7 @@ static Suite *pthread_start_suite(void)
 	tcase_add_loop_test(tc, test_forced_backend_missing_stops_program, 0, 2);
 	tcase_add_loop_test(tc, test_not_valid_reported_once_program_runs, 0, 2);
 	tcase_add_loop_test(tc, test_closed_standard_descriptor_stays_closed, 0, 2);
+	tcase_add_test(tc, test_futex_backend_opens_no_device);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -260,6 +336,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], FDS_ARG))
 		return fds_check();
+	if (argc > 1 && !strcmp(argv[1], NO_DEVICE_ARG))
+		return no_device_check();
 	if (argc > 1 && !strcmp(argv[1], RAN_ARG)) {
 		printf("ran\n");
 		return 0;
