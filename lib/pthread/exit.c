@@ -47,6 +47,7 @@ static bool tfx_exit_wanted(void)
 /* Write the reports if this process has not yet, from any thread. */
 static void tfx_exit_reports(bool names)
 {
+	int state;
 	pid_t me;
 
 	if (!tfx_exit_wanted())
@@ -55,8 +56,15 @@ static void tfx_exit_reports(bool names)
 	if (!__atomic_compare_exchange_n(&tfx_exit_owner, &me, 0, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	/*
+	 * The reports' open() and write() are cancellation points: a thread
+	 * with a cancellation pending that calls _exit() or exit() ends the
+	 * process, as without the library, instead of acting on it here.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	tfx_stats_print();
 	tfx_prof_print(names);
+	pthread_setcancelstate(state, NULL);
 }
 
 static void tfx_exit_handler(void)

@@ -43,6 +43,8 @@
 #define WORK_DAEMON_ARG	"--work-daemon"
 #define WORK_DAEMON3_ARG	"--work-daemon3"
 #define WORK_FDS_ARG	"--work-fds"
+#define WORK_CANCEL__EXIT_ARG	"--work-cancel-_exit"
+#define WORK_CANCEL_EXIT_ARG	"--work-cancel-exit"
 #define WORK_LOCALE_ARG	"--work-locale"
 #define WORK_OWN_ERR_ARG	"--work-own-stderr"
 #define WORK_EARLY_ARG	"--work-early"
@@ -138,6 +140,15 @@ static int count_fds(void)
 	return n - 1;	/* not opendir()'s own */
 }
 
+/* A thread with its own cancellation pending ends the process: 3. */
+static void *cancel_then_exit(void *arg)
+{
+	pthread_cancel(pthread_self());
+	if (arg)
+		_exit(3);
+	exit(3);
+}
+
 static int work_then(const char *how)
 {
 	char dir[PATH_MAX], self[PATH_MAX], buf[32];
@@ -172,6 +183,17 @@ static int work_then(const char *how)
 		return 3;
 	if (!strcmp(how, WORK_OWN_ERR_ARG))
 		return write(STDERR_FILENO, "DATA\n", 5) == 5 ? 0 : 3;
+	if (!strcmp(how, WORK_CANCEL__EXIT_ARG) ||
+	    !strcmp(how, WORK_CANCEL_EXIT_ARG)) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, cancel_then_exit,
+				   strcmp(how, WORK_CANCEL_EXIT_ARG) ? &t : NULL))
+			return 5;
+		pthread_join(t, NULL);
+		/* The thread was cancelled instead: the process goes on. */
+		return 4;
+	}
 	/* How many descriptors it has once it has locked. */
 	if (!strcmp(how, WORK_FDS_ARG))
 		return printf("fds=%d\n", count_fds()) < 0;
@@ -407,6 +429,34 @@ START_TEST(test_report_stderr_file_keeps_one_descriptor)
 	ck_assert_msg(fds[1] == fds[0] + 1,
 		      "%d descriptors with the statistics to standard error, %d without",
 		      fds[1], fds[0]);
+}
+END_TEST
+
+/*
+ * _exit() (_i 0) or exit() (_i 1) by a thread with a cancellation pending,
+ * the statistics asked for: the process ends with that status, as without
+ * the library, and the statistics are written.
+ */
+START_TEST(test_report_exit_with_cancellation_pending)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	static char buf[8192];
+	int devnull, status;
+
+	scratch(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/s.txt", dir);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ck_assert(devnull >= 0);
+	status = wait_work(start_work(_i ? WORK_CANCEL_EXIT_ARG :
+				      WORK_CANCEL__EXIT_ARG, NULL, NULL, path,
+				      devnull, devnull));
+	close(devnull);
+	slurp(path, buf, sizeof(buf));
+	scratch_done(dir);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3,
+		      "work status %#x (4: the thread was cancelled inside %s)",
+		      status, _i ? "exit()" : "_exit()");
+	ck_assert_msg(strstr(buf, " backend="), "no statistics: %s", buf);
 }
 END_TEST
 
@@ -668,6 +718,7 @@ static Suite *pthread_report_suite(void)
 	tcase_add_test(tc, test_report_stderr_pipe_not_held_by_a_daemon);
 	tcase_add_test(tc, test_report_daemon3_parent_writes_none);
 	tcase_add_test(tc, test_report_stderr_file_keeps_one_descriptor);
+	tcase_add_loop_test(tc, test_report_exit_with_cancellation_pending, 0, 2);
 	tcase_add_test(tc, test_report_files_with_stdout_closed);
 	tcase_add_test(tc, test_report_file_symlink_not_followed);
 	tcase_add_test(tc, test_report_file_that_takes_nothing);
