@@ -17,6 +17,9 @@
  * child handler keeps that TID as the thread's @fork_tid, and the mutex
  * functions treat a word holding it as the caller's own (internal.h).
  *
+ * A process made by _Fork(), which runs no fork handlers, gets the same
+ * from the pthread preload's _Fork() (lib/pthread/fork.c).
+ *
  * The handler is registered before the first TID is cached (a TID is
  * cached only once tofutex__fork_ready() said yes), so no TID cached by
  * this library can survive a fork() unnoticed.
@@ -42,7 +45,7 @@ static int tofutex_fork_err;
  * The system calls are async-signal-safe, as a child handler of a
  * multithreaded parent requires.
  */
-static void tofutex_fork_child(void)
+void tofutex__fork_child(void)
 {
 	int saved_errno = errno;
 	const struct tofutex__backend_ops *ops =
@@ -56,7 +59,7 @@ static void tofutex_fork_child(void)
 
 static void tofutex_fork_register(void)
 {
-	tofutex_fork_err = pthread_atfork(NULL, NULL, tofutex_fork_child);
+	tofutex_fork_err = pthread_atfork(NULL, NULL, tofutex__fork_child);
 }
 
 int tofutex__fork_ready(void)

@@ -107,6 +107,11 @@ static inline bool tofutex__is_self(uint32_t owner, uint32_t tid)
  */
 TOFUTEX_HIDDEN int tofutex__fork_ready(void);
 /*
+ * fork.c: the child's side of fork(), in its only thread (the handler
+ * fork.c registers; the pthread preload's _Fork() calls it too).
+ */
+TOFUTEX_HIDDEN void tofutex__fork_child(void);
+/*
  * device.c: in the child of fork(): close the parent's descriptor and,
  * @own, make the child's own from it.
  */

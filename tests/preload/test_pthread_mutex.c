@@ -135,6 +135,47 @@ START_TEST(test_owner_field_by_type)
 }
 END_TEST
 
+/* This thread's voluntary context switches (its sleeps), or -1. */
+static long own_sleeps(void)
+{
+	char line[128];
+	long n = -1;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * tofutex-run(1), NOTES: the owner's timed relock of a NORMAL mutex,
+ * which glibc lets sleep to its deadline, ends there too, but wakes every
+ * 25 ms on the way: many sleeps, where glibc's makes one.
+ */
+START_TEST(test_stalled_relock_polls)
+{
+	pthread_mutex_t m;
+	struct timespec ts;
+	long before, after;
+
+	mutex_make(&m, T_NORMAL);
+	ck_assert_int_eq(pthread_mutex_lock(&m), 0);
+	before = own_sleeps();
+	ts = realtime_in(300 * NSEC_PER_MSEC);
+	ck_assert_int_eq(pthread_mutex_timedlock(&m, &ts), ETIMEDOUT);
+	after = own_sleeps();
+	ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
+	ck_assert(before >= 0 && after >= 0);
+	ck_assert_msg(after - before >= 3,
+		      "%ld sleeps in a 300 ms stalled relock: no polling",
+		      after - before);
+}
+END_TEST
+
 /* ---- errors, by type (_i: the type) ---- */
 
 START_TEST(test_relock_by_owner)
@@ -798,6 +839,58 @@ START_TEST(test_fork_with_held_locks)
 END_TEST
 
 /*
+ * The child of _Fork() (no fork handlers) locks under its own thread ID:
+ * its main thread holds a mutex that a second thread of the child waits
+ * for (in the module, on that backend), and the unlock hands it over, as
+ * with glibc. SIGALRM ends a child that hangs.
+ */
+static void *fork_waiter_main(void *arg)
+{
+	pthread_mutex_t *m = arg;
+
+	if (pthread_mutex_lock(m))
+		return (void *)1;
+	return (void *)(intptr_t)(pthread_mutex_unlock(m) ? 2 : 0);
+}
+
+static int underscore_fork_child(void)
+{
+	pthread_mutex_t m;
+	uint32_t tid = test_gettid();
+	void *ret = (void *)3;
+	pthread_t t;
+
+	alarm(10);
+	mutex_make(&m, T_ERRORCHECK);
+	if (pthread_mutex_lock(&m) ||
+	    (__atomic_load_n(&m.__data.__lock, __ATOMIC_RELAXED) &
+	     0x3fffffff) != tid)
+		return 4;
+	if (pthread_create(&t, NULL, fork_waiter_main, &m))
+		return 5;
+	sleep_ns(20 * NSEC_PER_MSEC);
+	if (pthread_mutex_unlock(&m))
+		return 6;
+	pthread_join(t, &ret);
+	return (int)(intptr_t)ret;
+}
+
+START_TEST(test_underscore_fork_child_locks_as_itself)
+{
+	int status;
+	pid_t pid = _Fork();
+
+	ck_assert(pid >= 0);
+	if (pid == 0)
+		_exit(underscore_fork_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x (1: its waiter's lock failed, 4: the word does not hold its TID)",
+		      status);
+}
+END_TEST
+
+/*
  * A RECURSIVE mutex holds at most UINT_MAX levels, as glibc's (its
  * __count): a lock, trylock or timed lock past them fails with EAGAIN.
  * Reaching them takes 2^32 locks, so the test starts one level short
@@ -832,6 +925,7 @@ static Suite *pthread_mutex_suite(void)
 	tc = tcase_create("preload");
 	tcase_add_test(tc, test_preload_in_effect);
 	tcase_add_loop_test(tc, test_owner_field_by_type, 0, T_COUNT);
+	tcase_add_test(tc, test_stalled_relock_polls);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
@@ -866,6 +960,7 @@ static Suite *pthread_mutex_suite(void)
 	tc = tcase_create("fork");
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_test(tc, test_fork_with_held_locks);
+	tcase_add_test(tc, test_underscore_fork_child_locks_as_itself);
 	suite_add_tcase(s, tc);
 	return s;
 }
