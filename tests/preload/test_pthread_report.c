@@ -363,6 +363,21 @@ START_TEST(test_report_stderr_pipe_not_held_by_a_daemon)
 END_TEST
 
 /*
+ * Start the work @how with its statistics to the file @path, its output
+ * to /dev/null; its pid.
+ */
+static pid_t start_work_stats(const char *how, const char *path)
+{
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pid_t pid;
+
+	ck_assert(devnull >= 0);
+	pid = start_work(how, NULL, NULL, path, devnull, devnull);
+	close(devnull);
+	return pid;
+}
+
+/*
  * tofutex-run(1), BUGS: the parent side of daemon(3), which locked, ends
  * inside glibc (its _exit()) and writes no statistics; the daemon, which
  * locks too and ends through exit(), writes its own line.
@@ -371,17 +386,14 @@ START_TEST(test_report_daemon3_parent_writes_none)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], want[32];
 	static char buf[8192];
-	int devnull, status;
+	int status;
 	bool said;
 	pid_t pid;
 
 	scratch(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/s.txt", dir);
-	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	ck_assert(devnull >= 0);
-	pid = start_work(WORK_DAEMON3_ARG, NULL, NULL, path, devnull, devnull);
+	pid = start_work_stats(WORK_DAEMON3_ARG, path);
 	status = wait_work(pid);
-	close(devnull);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "work status %#x", status);
 	WAIT_UNTIL(said, (slurp(path, buf, sizeof(buf)),
@@ -441,16 +453,12 @@ START_TEST(test_report_exit_with_cancellation_pending)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	static char buf[8192];
-	int devnull, status;
+	int status;
 
 	scratch(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/s.txt", dir);
-	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	ck_assert(devnull >= 0);
-	status = wait_work(start_work(_i ? WORK_CANCEL_EXIT_ARG :
-				      WORK_CANCEL__EXIT_ARG, NULL, NULL, path,
-				      devnull, devnull));
-	close(devnull);
+	status = wait_work(start_work_stats(_i ? WORK_CANCEL_EXIT_ARG :
+					    WORK_CANCEL__EXIT_ARG, path));
 	slurp(path, buf, sizeof(buf));
 	scratch_done(dir);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3,

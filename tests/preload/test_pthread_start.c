@@ -157,11 +157,7 @@ START_TEST(test_not_valid_reported_once_program_runs)
 }
 END_TEST
 
-/*
- * --fds: descriptor 0, closed at start, is still closed after contended
- * locks and in a fork child, and is the number the first open() gets.
- * Exit status 0, or the step that found it taken.
- */
+/* A holder of @arg for a while: the caller's lock of it waits. */
 static void *fds_holder(void *arg)
 {
 	pthread_mutex_t *m = arg;
@@ -172,58 +168,12 @@ static void *fds_holder(void *arg)
 	return NULL;
 }
 
-static int fds_check(void)
-{
-	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	int status, fd;
-	pthread_t t;
-	pid_t pid;
-
-	if (fcntl(0, F_GETFD) != -1)
-		return 2;
-	if (pthread_create(&t, NULL, fds_holder, &m))
-		return 3;
-	usleep(5000);
-	pthread_mutex_lock(&m);
-	pthread_mutex_unlock(&m);
-	pthread_join(t, NULL);
-	if (fcntl(0, F_GETFD) != -1)
-		return 4;
-	pid = fork();
-	if (pid == 0) {
-		pthread_mutex_lock(&m);
-		pthread_mutex_unlock(&m);
-		_exit(fcntl(0, F_GETFD) != -1 ? 5 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 6;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 7;
-	fd = open("/dev/null", O_RDONLY);
-	return fd == 0 ? 0 : 8;
-}
-
-/* Is any descriptor of this process the device? */
-static bool device_open(void)
-{
-	char path[64], target[PATH_MAX];
-	bool found = false;
-	int fd;
-	ssize_t n;
-
-	for (fd = 0; fd < 1024 && !found; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		found = !strcmp(target, "/dev/" TOFUTEX_DEVICE_NAME);
-	}
-	return found;
-}
-
-/* --no-device: contended locks, a fork child; never the device. */
-static int no_device_check(void)
+/*
+ * Contended locks, then @check() (0 when it holds) here and in a fork
+ * child that locks too. 0, or the step that failed: 2 @check after the
+ * locks, 3 no thread, 4 @check in the child, 5 the child's end.
+ */
+static int contend_then_check(bool (*check)(void))
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	int status;
@@ -236,14 +186,96 @@ static int no_device_check(void)
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
 	pthread_join(t, NULL);
-	if (device_open())
+	if (!check())
 		return 2;
 	pid = fork();
-	if (pid == 0)
-		_exit(device_open() ? 4 : 0);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+	if (pid == 0) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		_exit(check() ? 0 : 4);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 5;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 6;
+	return WEXITSTATUS(status);
+}
+
+/* Descriptor 0 is closed. */
+static bool fd0_closed(void)
+{
+	return fcntl(0, F_GETFD) == -1;
+}
+
+/* No descriptor of this process is the device. */
+static bool no_device(void)
+{
+	char path[64], target[PATH_MAX];
+	int fd;
+	ssize_t n;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, "/dev/" TOFUTEX_DEVICE_NAME))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * --fds: descriptor 0, closed at start, stays closed through contended
+ * locks and in a fork child, and is the number the first open() gets (6
+ * if not); --no-device: no descriptor is ever the device.
+ */
+static int fds_check(void)
+{
+	int err = fd0_closed() ? contend_then_check(fd0_closed) : 2;
+
+	return err ? err : open("/dev/null", O_RDONLY) == 0 ? 0 : 6;
+}
+
+static int no_device_check(void)
+{
+	return no_device() ? contend_then_check(no_device) : 2;
+}
+
+/*
+ * Run this program with @arg under tofutex-run (@run) or with
+ * LD_PRELOAD=@lib alone (@run NULL), TOFUTEX_BACKEND=@backend (NULL:
+ * unset), descriptor 0 closed if @close0; its wait status.
+ */
+static int run_self_check(const char *run, const char *lib, const char *arg,
+			  const char *backend, bool close0)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	ck_assert(n > 0);
+	self[n] = '\0';
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		if (close0)
+			close(0);
+		if (backend)
+			setenv("TOFUTEX_BACKEND", backend, 1);
+		else
+			unsetenv("TOFUTEX_BACKEND");
+		if (run) {
+			unsetenv("LD_PRELOAD");
+			execl(run, run, self, arg, (char *)NULL);
+		} else {
+			setenv("LD_PRELOAD", lib, 1);
+			execl(self, self, arg, (char *)NULL);
+		}
+		_exit(126);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
 }
 
 /*
@@ -254,29 +286,11 @@ static int no_device_check(void)
  */
 START_TEST(test_closed_standard_descriptor_stays_closed)
 {
-	char lib[PATH_MAX], run[PATH_MAX + 32], self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char lib[PATH_MAX], run[PATH_MAX + 32];
 	int status;
-	pid_t pid;
 
 	preload_paths(lib, sizeof(lib), run, sizeof(run));
-	ck_assert(n > 0);
-	self[n] = '\0';
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		close(0);
-		unsetenv("TOFUTEX_BACKEND");
-		if (!_i) {
-			unsetenv("LD_PRELOAD");
-			execl(run, run, self, FDS_ARG, (char *)NULL);
-		} else {
-			setenv("LD_PRELOAD", lib, 1);
-			execl(self, self, FDS_ARG, (char *)NULL);
-		}
-		_exit(126);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	status = run_self_check(_i ? NULL : run, lib, FDS_ARG, NULL, true);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "status %#x (step %d: descriptor 0 was taken%s)", status,
 		      WIFEXITED(status) ? WEXITSTATUS(status) : -1,
@@ -291,23 +305,11 @@ END_TEST
  */
 START_TEST(test_futex_backend_opens_no_device)
 {
-	char lib[PATH_MAX], run[PATH_MAX + 32], self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char lib[PATH_MAX], run[PATH_MAX + 32];
 	int status;
-	pid_t pid;
 
 	preload_paths(lib, sizeof(lib), run, sizeof(run));
-	ck_assert(n > 0);
-	self[n] = '\0';
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (pid == 0) {
-		setenv("TOFUTEX_BACKEND", "futex", 1);
-		unsetenv("LD_PRELOAD");
-		execl(run, run, self, NO_DEVICE_ARG, (char *)NULL);
-		_exit(126);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	status = run_self_check(run, lib, NO_DEVICE_ARG, "futex", false);
 	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
 		      "status %#x (2: the device open after locks, 4: in the fork child)",
 		      status);
