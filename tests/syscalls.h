@@ -33,6 +33,8 @@ static inline void syscalls_on_sigsys(int sig, siginfo_t *si, void *uc)
 	syscalls_seen++;
 #if defined(__x86_64__)
 	((ucontext_t *)uc)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+#elif defined(__aarch64__)
+	((ucontext_t *)uc)->uc_mcontext.regs[0] = (unsigned long long)-ENOSYS;
 #else
 	(void)uc;
 #endif
