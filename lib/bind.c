@@ -13,9 +13,9 @@
  * which crashes it. So the contended paths make their system calls
  * themselves (sys.h), the clock too (clock.c), and the C library
  * functions they still call, a condition wait's pthread_setcanceltype()
- * and pthread_cleanup_push() and _pop() (__sigsetjmp() and glibc's
- * cancellation registration), are called once here, from a constructor,
- * after every object is relocated.
+ * and its cleanup buffer's _pthread_cleanup_push() and _pop()
+ * (internal.h), are called once here, from a constructor, after every
+ * object is relocated.
  */
 #include <pthread.h>
 
@@ -32,6 +32,6 @@ void tofutex__bind_calls(void)
 
 	if (!pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type))
 		pthread_setcanceltype(type, NULL);
-	pthread_cleanup_push(tofutex_bind_cleanup, NULL);
-	pthread_cleanup_pop(0);
+	TOFUTEX_CLEANUP_PUSH(tofutex_bind_cleanup, NULL);
+	TOFUTEX_CLEANUP_POP(0);
 }

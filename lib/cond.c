@@ -218,9 +218,10 @@ static int tofutex_cond_relock(const struct tofutex_cond_waiter *w)
 }
 
 /*
- * Cleanup handler of a wait cancelled while asleep: pass a signal on,
- * leave the wait as a woken waiter does, with the mutex held, as POSIX
- * requires before the caller's own cleanup handlers run.
+ * Cleanup handler of a wait cancelled while asleep, or left by longjmp()
+ * from a signal handler (glibc's wait cleans up then too): pass a signal
+ * on, leave the wait as a woken waiter does, with the mutex held, as
+ * POSIX requires before the caller's own cleanup handlers run.
  */
 static void tofutex_cond_cancelled(void *arg)
 {
@@ -245,7 +246,7 @@ static int tofutex_cond_sleep(struct tofutex_cond_waiter *w, uint32_t seq,
 	int err, type;
 
 	tofutex__ops()->prepare_wait();
-	pthread_cleanup_push(tofutex_cond_cancelled, w);
+	TOFUTEX_CLEANUP_PUSH(tofutex_cond_cancelled, w);
 	do {
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
 		err = tofutex_clockwait(&w->c->seq, seq, clockid, abstime);
@@ -253,7 +254,7 @@ static int tofutex_cond_sleep(struct tofutex_cond_waiter *w, uint32_t seq,
 	} while (err == EINTR &&
 		 __atomic_load_n(&w->c->seq, __ATOMIC_RELAXED) == seq &&
 		 !tofutex__deadline_passed(dl));
-	pthread_cleanup_pop(0);
+	TOFUTEX_CLEANUP_POP(0);
 	/* A signal at the deadline: it timed out, as glibc's wait says. */
 	if (err == EINTR &&
 	    __atomic_load_n(&w->c->seq, __ATOMIC_RELAXED) == seq)

@@ -351,6 +351,28 @@ static inline int tofutex__deadline_ns(const struct timespec *ts,
 /* bind.c: the slow paths' calls into libc, bound at load. */
 void tofutex__bind_calls(void) TOFUTEX_HIDDEN;
 
+/*
+ * A cleanup handler on glibc's own chain of cleanup buffers, the one its
+ * condition wait uses: run when a cancellation unwinds the frame, and also
+ * when longjmp() leaves it (a signal handler's siglongjmp() out of a
+ * wait), where pthread_cleanup_push()'s handlers run for cancellation and
+ * pthread_exit() only. glibc exports the two functions (GLIBC_2.34, and
+ * its first version as compat) without declaring them. Used as
+ * pthread_cleanup_push() and _pop(): in pairs, in one block.
+ */
+struct _pthread_cleanup_buffer;
+extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer,
+				  void (*routine)(void *), void *arg);
+extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buffer,
+				 int execute);
+#define TOFUTEX_CLEANUP_PUSH(routine, arg) \
+	{ \
+		struct _pthread_cleanup_buffer tofutex_cleanup_buf; \
+		_pthread_cleanup_push(&tofutex_cleanup_buf, (routine), (arg))
+#define TOFUTEX_CLEANUP_POP(execute) \
+		_pthread_cleanup_pop(&tofutex_cleanup_buf, (execute)); \
+	}
+
 /* vdso.c: the kernel's clock, read through the vDSO. */
 void tofutex__vdso_find(void) TOFUTEX_HIDDEN;
 void tofutex__clock_read(clockid_t clock, struct timespec *ts) TOFUTEX_HIDDEN;

@@ -101,9 +101,9 @@ static int tfx_cond_wait_recursive(pthread_cond_t *c,
 	int err;
 
 	d->m->__data.__count = 1;
-	pthread_cleanup_push(tfx_depth_restore, d);
+	TOFUTEX_CLEANUP_PUSH(tfx_depth_restore, d);
 	err = tofutex__cond_wait(tfx_cond(c), cm, clockid, abstime);
-	pthread_cleanup_pop(1);
+	TOFUTEX_CLEANUP_POP(1);
 	return err;
 }
 
@@ -202,12 +202,12 @@ static int tfx_cond_wait_glibc(pthread_cond_t *c, pthread_mutex_t *m,
 		tofutex__glibc_handover(&tfx_mutex(m)->word);
 	}
 	tofutex__glibc_ran();
-	pthread_cleanup_push(tfx_glibc_wait_done, &g);
+	TOFUTEX_CLEANUP_PUSH(tfx_glibc_wait_done, &g);
 	if (!abstime)
 		err = tfx_glibc()->cond_wait(c, m);
 	else
 		err = tfx_glibc()->cond_clockwait(c, m, clockid, abstime);
-	pthread_cleanup_pop(1);
+	TOFUTEX_CLEANUP_POP(1);
 	return err;
 }
 

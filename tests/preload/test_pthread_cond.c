@@ -14,6 +14,7 @@
  * staying glibc's.
  */
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <sys/wait.h>
 
 #include "sleeping.h"
@@ -661,6 +662,81 @@ START_TEST(test_cancel_around_signal_passes_it_on)
 }
 END_TEST
 
+/*
+ * A signal handler that leaves a condition wait with siglongjmp() (a
+ * timeout made with a signal): the wait is cleaned up as glibc's is, the
+ * mutex held again and the waiter no longer counted, so the condition
+ * variable can be destroyed; a later cancellation of the thread unwinds
+ * cleanly. _i: the mutex kind.
+ */
+static sigjmp_buf jump_env;
+
+static void jump_out(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_env, 1);
+}
+
+struct jumper {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	uint32_t tid;
+	int unlocked;
+};
+
+static void *jumper_main(void *arg)
+{
+	struct jumper *j = arg;
+	int type;
+
+	pthread_mutex_lock(&j->m);
+	if (!sigsetjmp(jump_env, 1)) {
+		__atomic_store_n(&j->tid, test_gettid(), __ATOMIC_RELEASE);
+		pthread_cond_wait(&j->c, &j->m);
+	}
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+	__atomic_store_n(&j->unlocked, pthread_mutex_unlock(&j->m),
+			 __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *destroyer_main(void *arg)
+{
+	return (void *)(intptr_t)pthread_cond_destroy(arg);
+}
+
+START_TEST(test_cond_wait_left_by_siglongjmp)
+{
+	struct jumper j = { .c = PTHREAD_COND_INITIALIZER, .unlocked = -1 };
+	struct sigaction sa = { .sa_handler = jump_out }, old;
+	void *ret = NULL;
+	pthread_t t, d;
+	bool done;
+
+	mutex_make(&j.m, _i);
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, jumper_main, &j), 0);
+	ck_assert(thread_asleep_within(&j.tid));
+	ck_assert_int_eq(pthread_kill(t, SIGUSR1), 0);
+	WAIT_UNTIL(done, __atomic_load_n(&j.unlocked, __ATOMIC_ACQUIRE) != -1,
+		   TEST_WAIT_NS);
+	ck_assert_msg(done && j.unlocked == 0,
+		      "the mutex was not held again after the jump (unlock: %d)",
+		      j.unlocked);
+	ck_assert_int_eq(pthread_create(&d, NULL, destroyer_main, &j.c), 0);
+	ck_assert_msg(join_within(d, &ret, TEST_WAIT_NS),
+		      "pthread_cond_destroy() waits for the waiter that jumped out");
+	ck_assert_int_eq((int)(intptr_t)ret, 0);
+	ck_assert_int_eq(pthread_cancel(t), 0);
+	ck_assert(join_within(t, &ret, TEST_WAIT_NS));
+	ck_assert(ret == PTHREAD_CANCELED);
+	sigaction(SIGUSR1, &old, NULL);
+}
+END_TEST
+
 /* ---- process-shared condition variables stay glibc's ---- */
 
 START_TEST(test_pshared_cond_is_glibc)
@@ -865,6 +941,7 @@ static Suite *pthread_cond_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SHORT);
 	tcase_add_loop_test(tc, test_cancel_waiter, 0, M_COUNT);
 	tcase_add_test(tc, test_cancel_around_signal_passes_it_on);
+	tcase_add_loop_test(tc, test_cond_wait_left_by_siglongjmp, 0, M_ROBUST);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("glibc");
