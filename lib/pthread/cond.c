@@ -118,6 +118,22 @@ static int tfx_cond_wait_recursive(pthread_cond_t *c,
  * for the waiters still leaving while its caller holds the mutex, and
  * the memory of a destroyed condition variable is not touched again.
  */
+/* A profiled wait (@t0 its start, 0 when not profiled) on @c. */
+struct tfx_cond_prof {
+	pthread_cond_t *c;
+	uint64_t t0;
+	int err;
+};
+
+/* Record the wait; also when it ends by cancellation or longjmp(). */
+static void tfx_cond_prof_done(void *arg)
+{
+	const struct tfx_cond_prof *p = arg;
+
+	if (p->t0)
+		tfx_prof_waited(p->c, TFX_PROF_COND, false, p->t0, p->err);
+}
+
 static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 			 clockid_t clockid, const struct timespec *abstime)
 {
@@ -127,7 +143,9 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 		.lock = tfx_wait_lock,
 	};
 	struct tfx_depth d = { .m = m };
-	uint64_t t0 = tfx_prof() ? tfx_prof_begin(c, true) : 0;
+	struct tfx_cond_prof p = {
+		.c = c, .t0 = tfx_prof() ? tfx_prof_begin(c, true) : 0,
+	};
 	int err;
 
 	TFX_PROBE(cond_wait, c, m);
@@ -136,6 +154,7 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	 * The depth is the owner's: whoever takes the mutex while we wait
 	 * must find none, and we find ours again after the relock.
 	 */
+	TOFUTEX_CLEANUP_PUSH(tfx_cond_prof_done, &p);
 	if (tfx_mutex_type(m) == PTHREAD_MUTEX_RECURSIVE &&
 	    m->__data.__count > 1 && tfx_mutex_mine(m)) {
 		d.depth = m->__data.__count;
@@ -143,8 +162,8 @@ static int tfx_cond_wait(pthread_cond_t *c, pthread_mutex_t *m,
 	} else {
 		err = tofutex__cond_wait(tfx_cond(c), &cm, clockid, abstime);
 	}
-	if (t0)
-		tfx_prof_waited(c, TFX_PROF_COND, false, t0, err);
+	p.err = err;
+	TOFUTEX_CLEANUP_POP(1);
 	return err;
 }
 

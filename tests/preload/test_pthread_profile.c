@@ -42,6 +42,8 @@
 #define WORK_REUSE_ARG	"--work-reuse"
 /* a reader waits behind a waiting writer (writer preference) */
 #define WORK_WRITER_PREF_ARG	"--work-writer-pref"
+/* a condition wait ended by cancellation */
+#define WORK_COND_CANCEL_ARG	"--work-cond-cancel"
 #define DATA_LINE	"DATA\n"
 #define UNWIND_ROUNDS	50000
 #define HOT_ROUNDS	3
@@ -232,6 +234,43 @@ static int work_reuse(void)
 	return 0;
 }
 
+static pthread_cond_t cancel_cv = PTHREAD_COND_INITIALIZER;
+static uint32_t cancel_tid;
+
+static void cancel_unlock(void *arg)
+{
+	pthread_mutex_unlock(arg);
+}
+
+static void *cancelled_waiter(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&cv_mutex);
+	pthread_cleanup_push(cancel_unlock, &cv_mutex);
+	__atomic_store_n(&cancel_tid, test_gettid(), __ATOMIC_RELEASE);
+	for (;;)
+		pthread_cond_wait(&cancel_cv, &cv_mutex);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+/* A thread cancelled in its condition wait after REUSE_WAIT_NS and more. */
+static int work_cond_cancel(void)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, cancelled_waiter, NULL) ||
+	    !thread_asleep_within(&cancel_tid))
+		return 3;
+	sleep_ns(REUSE_WAIT_NS + REUSE_WAIT_NS / 2);
+	if (pthread_cancel(t) || pthread_join(t, &ret) ||
+	    ret != PTHREAD_CANCELED)
+		return 3;
+	printf("cv=%p\n", (void *)&cancel_cv);
+	return 0;
+}
+
 static void *writer(void *arg)
 {
 	struct locker *l = arg;
@@ -285,6 +324,8 @@ static int work_then(const char *how)
 		return work_reuse();
 	if (!strcmp(how, WORK_WRITER_PREF_ARG))
 		return work_writer_pref();
+	if (!strcmp(how, WORK_COND_CANCEL_ARG))
+		return work_cond_cancel();
 	if (!strcmp(how, WORK_CLOSE_ARG)) {
 		status = work();
 		for (fd = 3; fd < 1024; fd++)
@@ -657,6 +698,23 @@ START_TEST(test_profile_reused_memory_other_kind)
 }
 END_TEST
 
+/* A condition wait that ends by cancellation is in the report. */
+START_TEST(test_profile_cancelled_cond_wait)
+{
+	char path[PATH_MAX], out[256], cv[32];
+	static char json[65536];
+
+	tmp_path(path, sizeof(path), ".json");
+	run_work(WORK_COND_CANCEL_ARG, NULL, path, NULL, out, sizeof(out));
+	ck_assert_int_eq(sscanf(out, "cv=%31s", cv), 1);
+	read_file(path, json, sizeof(json));
+	unlink(path);
+	ck_assert_msg(strstr(lock_json(json, cv), "\"kind\": \"cond\""),
+		      "%s", json);
+	ck_assert_uint_ge(field(json, "cond_wait_ns"), REUSE_WAIT_NS);
+}
+END_TEST
+
 /*
  * A reader that waits behind a waiting writer (writer preference) waited:
  * both count as contended, and the wait of both is the lock's.
@@ -716,6 +774,7 @@ static Suite *pthread_profile_suite(void)
 	tcase_add_test(tc, test_profile_json_hot_lock_first_exact_counts);
 	tcase_add_test(tc, test_profile_table_hot_lock_first);
 	tcase_add_test(tc, test_profile_top_not_a_number);
+	tcase_add_test(tc, test_profile_cancelled_cond_wait);
 	tcase_add_test(tc, test_profile_after__exit);
 	tcase_add_test(tc, test_profile_fork_child_after__exit);
 	tcase_add_test(tc, test_profile_once_with_vfork_child__exit);
