@@ -55,7 +55,10 @@
  * goes on waiting unless the condition was signalled meanwhile; the wait
  * never fails with EINTR. Cancellation: like pthread_cond_wait(), a wait
  * is a cancellation point; a thread cancelled in it leaves it with the
- * mutex held, then runs its cleanup handlers.
+ * mutex held, then runs its cleanup handlers. A signal handler that
+ * leaves the wait with longjmp() leaves it the same way: the cleanup is
+ * on glibc's chain of cleanup buffers, which longjmp() runs too, as for
+ * glibc's own wait (internal.h, TOFUTEX_CLEANUP_PUSH).
  *
  * tofutex__cond_wait() also waits with a mutex that is not a tofutex
  * mutex (the pthread preload's pass-through mutexes, lib/pthread/): it

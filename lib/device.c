@@ -16,6 +16,10 @@
  *   might forbid openat() runs; the child's comes from the inherited
  *   descriptor, with no openat() at all.
  *
+ * - It is kept above descriptor 2 (tofutex_fd_high()): opened at start,
+ *   it must not take a standard descriptor a program started without,
+ *   whose first open() expects that number.
+ *
  * - Threads race to open it: each loser of the compare-and-swap that
  *   publishes the descriptor closes its own and uses the winner's. A failed
  *   open is not cached, so loading the module later makes the library work.

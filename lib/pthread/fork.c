@@ -10,7 +10,7 @@
  * The reports' handlers do not run: such a child writes none (exit.c).
  */
 #include <dlfcn.h>
-#include <sys/syscall.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "../internal.h"
@@ -31,6 +31,11 @@ pid_t _Fork(void)
 	/* Called before the constructor (another library's): resolved now. */
 	if (!__atomic_load_n(&tfx_fork_next, __ATOMIC_RELAXED))
 		tfx_fork_resolve();
+	/* A C library without it: the program could not have called it. */
+	if (!tfx_fork_next) {
+		errno = ENOSYS;
+		return -1;
+	}
 	pid = tfx_fork_next();
 	if (pid == 0)
 		tofutex__fork_child();
